@@ -1,0 +1,234 @@
+"""Account commands: help, signup, change password/address, list, message, broadcast."""
+
+from __future__ import annotations
+
+import re
+from ..games import games, get_game
+from ..passwords import hash_password
+from ..render import render
+from ..store.models import Address, User
+from ..store.repo import all_users, find_user, players_of_type, rate_limited
+from .base import Command, CommandError, Context, account_commands, authenticate, command, game_commands, load_commands
+
+USERID = re.compile(r"[A-Za-z0-9_.-]{1,20}")
+ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*")
+RESERVED_USERIDS = {"all", "error"}  # words of the board subjects
+
+
+def check_userid(userid: str) -> None:
+    if not USERID.fullmatch(userid):
+        raise CommandError(
+            f"'{userid}' cannot be a userid: use 1 to 20 letters, digits, '_', '.' or '-'.",
+            "Send: signup USERID PASSWORD [ADDRESS ...]")
+    if userid.lower() in RESERVED_USERIDS:
+        raise CommandError(f"'{userid}' cannot be a userid: the word is used in board subjects.",
+                           "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
+
+
+def check_password(password: str) -> None:
+    if not 4 <= len(password) <= 64:
+        raise CommandError("A password must have 4 to 64 characters (no spaces).",
+                           "Choose another password and send the command again.")
+
+
+def check_addresses(addresses: list[str], usage: str) -> list[str]:
+    """The addresses without duplicates (ignoring case), or an error naming a bad one."""
+    unique: dict[str, str] = {}
+    for address in addresses:
+        if not ADDRESS.fullmatch(address) or len(address) > 254:
+            raise CommandError(f"'{address}' is not an e-mail address.", f"Send: {usage}")
+        unique.setdefault(address.lower(), address)
+    return list(unique.values())
+
+
+def set_addresses(user: User, addresses: list[str]) -> None:
+    user.addresses = [Address(position=i, address=a, address_key=a.lower()) for i, a in enumerate(addresses)]
+
+
+@command
+class Help(Command):
+    name = "help"
+    arguments = "[TOPIC]"
+    summary = "this list, or the help of one command or game"
+    description = "TOPIC is a command (e.g. 'help signup') or a game (e.g. 'help superwari')."
+    max_args = 2
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        load_commands()
+        topic = " ".join(args).lower()
+        if not topic:
+            body = render("commands/help.txt", address=ctx.config.server.address,
+                          account=list(account_commands.values()), game_commands=list(game_commands.values()),
+                          games=list(games().values()))
+            ctx.reply("pbmserv help", body)
+            return "Help sent."
+        game = get_game(topic)
+        if game is not None:
+            ctx.reply(f"{game.title} help", game_help(game))
+            return f"Help on {game.name} sent."
+        if topic in account_commands or topic in game_commands:
+            cmd = account_commands.get(topic) or game_commands[topic]
+            ctx.reply(f"pbmserv help", render("commands/help_topic.txt", usage=cmd.usage(), cmd=cmd))
+            return f"Help on {topic} sent."
+        raise CommandError(f"There is no help topic '{topic}'.",
+                           "Send 'help' for the list of commands and games.")
+
+
+def game_help(game) -> str:
+    load_commands()
+    return render("commands/game_help.txt", game=game, commands=list(game_commands.values()))
+
+
+@command
+class Signup(Command):
+    name = "signup"
+    arguments = "USERID PASSWORD [ADDRESS ...]"
+    summary = "open an account (addresses default to the one you write from)"
+    description = ("A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
+                   "characters without spaces (case-sensitive). Replies go to every address given.")
+    min_args, max_args = 2, None
+    password_args = (1,)
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, password, *addresses = args
+        check_userid(userid)
+        existing = find_user(ctx.session, userid)
+        if existing is not None:
+            raise CommandError(f"The userid {existing.userid} is taken.",
+                               "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
+        check_password(password)
+        addresses = check_addresses(addresses or [ctx.mail.sender], self.usage())
+        user = User(userid=userid, userid_key=userid.lower(), created_at=ctx.now,
+                    password_hash=hash_password(password, ctx.config.security.password_cost))
+        set_addresses(user, addresses)
+        ctx.session.add(user)
+        ctx.session.flush()
+        ctx.reply("pbmserv signup", render("commands/signup.txt", user=user), also_to=user.emails)
+        return f"Signed up {userid}."
+
+
+@command
+class ChangePassword(Command):
+    name = "change password"
+    arguments = "USERID OLD NEW"
+    summary = "change your password"
+    min_args = max_args = 3
+    password_args = (1, 2)
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, old, new = args
+        user = authenticate(ctx, userid, old)
+        check_password(new)
+        user.password_hash = hash_password(new, ctx.config.security.password_cost)
+        ctx.reply("pbmserv change password", f"The password of {user.userid} is changed.\n", also_to=user.emails)
+        return f"Password of {user.userid} changed."
+
+
+@command
+class ChangeAddress(Command):
+    name = "change address"
+    arguments = "USERID PASSWORD ADDRESS ..."
+    summary = "replace your e-mail addresses"
+    description = "Replies go to all of the new addresses; the old ones get this notice once more."
+    min_args, max_args = 3, None
+    password_args = (1,)
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, password, *addresses = args
+        user = authenticate(ctx, userid, password)
+        old = user.emails
+        new = check_addresses(addresses, self.usage())
+        set_addresses(user, new)
+        ctx.session.flush()
+        ctx.reply("pbmserv change address",
+                  f"The addresses of {user.userid} are now: {', '.join(new)}.\n", also_to=old + new)
+        return f"Addresses of {user.userid} changed."
+
+
+@command
+class List(Command):
+    name = "list"
+    summary = "the games this server plays"
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        ctx.reply("pbmserv list", render("commands/list.txt", games=list(games().values())))
+        return "List of games sent."
+
+
+def relay_text(ctx: Context, usage: str) -> str:
+    text = ctx.comment.strip("\n")
+    if not text.strip():
+        raise CommandError("There is no text to send.",
+                           f"Write the text on the lines below the command line: {usage}")
+    return text
+
+
+@command
+class Message(Command):
+    name = "message"
+    arguments = "USERID PASSWORD TO_USERID ..."
+    summary = "send the text below the command to other players"
+    description = "Your address is not shown; recipients answer with a message command of their own."
+    min_args, max_args = 3, None
+    password_args = (1,)
+    takes_text = True
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, password, *to = args
+        user = authenticate(ctx, userid, password)
+        recipients = []
+        for name in to:
+            recipient = find_user(ctx.session, name)
+            if recipient is None:
+                raise CommandError(f"There is no user {name}.", "Check the userids and send the message again.")
+            if recipient not in recipients:
+                recipients.append(recipient)
+        text = relay_text(ctx, self.usage())
+        for recipient in recipients:
+            ctx.notify(recipient.emails, f"[pbmserv] Message from {user.userid} via PBM Server",
+                       render("commands/message.txt", sender=user, text=text))
+        sent_to = ", ".join(r.userid for r in recipients)
+        ctx.reply("pbmserv message", f"Your message was sent to {sent_to}.\n", also_to=user.emails)
+        return f"Message sent to {sent_to}."
+
+
+@command
+class Broadcast(Command):
+    name = "broadcast"
+    arguments = "USERID PASSWORD [GAME]"
+    summary = "send the text below the command to every player of GAME"
+    description = ("Goes to every user who has played GAME; limited to a few a day.\n"
+                   "Without GAME (admins only) it goes to every user.")
+    min_args, max_args = 2, 3
+    password_args = (1,)
+    takes_text = True
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, password, *rest = args
+        user = authenticate(ctx, userid, password)
+        is_admin = user.userid_key in {a.lower() for a in ctx.config.server.admins}
+        if rest:
+            game = get_game(rest[0])
+            if game is None:
+                raise CommandError(f"There is no game '{rest[0]}'.", "Send 'list' for the games of this server.")
+            audience = players_of_type(ctx.session, game.name)
+            if user not in audience and not is_admin:
+                raise CommandError(f"Only players of {game.name} may broadcast to them, and {user.userid} has not played it.",
+                                   "Send a message to players you know instead: message USERID PASSWORD TO_USERID ...")
+            label = f"players of {game.name}"
+        elif is_admin:
+            audience, label = all_users(ctx.session), "users"
+        else:
+            raise CommandError("Only admins may broadcast to every user.",
+                               f"Name a game you play: broadcast {user.userid} PASSWORD GAME")
+        text = relay_text(ctx, self.usage())
+        if not is_admin and rate_limited(ctx.session, "broadcast", user.userid_key, ctx.now,
+                                         ctx.config.limits.broadcasts_per_day):
+            raise CommandError(f"{user.userid} has sent {ctx.config.limits.broadcasts_per_day} broadcast(s) in the last 24 hours, the limit.",
+                               "Send it again tomorrow.")
+        recipients = [u for u in audience if u.id != user.id]
+        for recipient in recipients:
+            ctx.notify(recipient.emails, f"[pbmserv] Broadcast from {user.userid} via PBM Server",
+                       render("commands/broadcast.txt", address=ctx.config.server.address, text=text))
+        ctx.reply("pbmserv broadcast", f"Your broadcast was sent to {len(recipients)} {label}.\n", also_to=user.emails)
+        return f"Broadcast sent to {len(recipients)} {label}."

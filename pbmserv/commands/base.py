@@ -1,0 +1,205 @@
+"""Mail commands as small self-describing classes, and the registry built from them.
+
+A command declares its name, its arguments, a one-line summary and a description;
+`help` and the arity checks are generated from that metadata (after GNU Mailman's
+email commands). A duplicate name stops start-up.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import TYPE_CHECKING, Any, ClassVar
+
+from sqlalchemy.orm import Session
+
+from ..config import Config
+from ..mail.parse import ParsedMail
+from ..passwords import verify_password
+from ..store.repo import find_user
+
+if TYPE_CHECKING:
+    from ..games import Game
+    from ..store.models import User
+
+
+@dataclass
+class Mail:
+    """An outgoing mail before it is rendered to MIME: one per recipient's view."""
+
+    to: list[str]
+    subject: str
+    body: str
+
+
+class CommandError(Exception):
+    """What was wrong and what to send instead; the command's changes are undone.
+
+    `board` (a GameRecord) adds the board to the error mail, seen by `viewer`."""
+
+    def __init__(self, problem: str, instead: str = "", *, board: Any = None, viewer: User | None = None):
+        super().__init__(problem)
+        self.problem = problem
+        self.instead = instead
+        self.board = board
+        self.viewer = viewer
+        self.game: Game | None = None  # set by the worker: which game's subject to use
+
+
+@dataclass
+class Context:
+    """What a command may use: the session, the configuration, the clock and the mail."""
+
+    session: Session
+    config: Config
+    now: datetime
+    mail: ParsedMail
+    inbound_id: int
+    comment: str = ""  # the text that goes out with the board (or relayed by `message`)
+    board: Any = None  # the GameRecord the command is about, once known: errors show it
+    replies: list[Mail] = field(default_factory=list)  # answers to the sender
+    notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)
+
+    def reply(self, subject: str, body: str, also_to: list[str] = ()) -> None:
+        """Answer the sender (and `also_to`, e.g. the registered addresses of a user
+        who sent from elsewhere)."""
+        to = [self.mail.reply_to] + [a for a in also_to if a.lower() != self.mail.reply_to.lower()]
+        self.replies.append(Mail(to=to, subject=subject, body=body))
+
+    def notify(self, to: list[str], subject: str, body: str) -> None:
+        if to:
+            self.notices.append(Mail(to=list(to), subject=subject, body=body))
+
+
+class Command:
+    """An account command; game commands subclass `GameCommand`."""
+
+    name: ClassVar[str]  # one or more words, lower case: "change password"
+    arguments: ClassVar[str] = ""  # for the usage line: "USERID OLD NEW"
+    summary: ClassVar[str]
+    description: ClassVar[str] = ""
+    min_args: ClassVar[int] = 0
+    max_args: ClassVar[int | None] = 0  # None: any number
+    password_args: ClassVar[tuple[int, ...]] = ()  # argument positions to mask in quotes
+    takes_text: ClassVar[bool] = False  # the lines below it are its text (message, broadcast)
+
+    def usage(self, game: Game | None = None) -> str:
+        return " ".join(part for part in (self.name, self.arguments) if part)
+
+    def check_arity(self, args: list[str], game: Game | None = None) -> None:
+        if len(args) < self.min_args or (self.max_args is not None and len(args) > self.max_args):
+            count = "too few" if len(args) < self.min_args else "too many"
+            raise CommandError(f"{self.usage(game).split()[0]}: {count} words for this command.",
+                               f"Send: {self.usage(game)}")
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        """Do the work, queue the mails, return a one-line summary for `pbmserv results`."""
+        raise NotImplementedError
+
+
+class GameCommand(Command):
+    """A command written after a game's name: `superwari move 101 ...`."""
+
+    def usage(self, game: Game | None = None) -> str:
+        prefix = game.name if game is not None else "GAME"
+        return " ".join(part for part in (prefix, self.name, self.arguments) if part)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:  # type: ignore[override]
+        raise NotImplementedError
+
+
+account_commands: dict[str, Command] = {}
+game_commands: dict[str, GameCommand] = {}
+
+
+def command(cls: type[Command]) -> type[Command]:
+    """Class decorator that registers a command; a duplicate name is a start-up error."""
+    registry: dict[str, Any] = game_commands if issubclass(cls, GameCommand) else account_commands
+    if cls.name in registry:
+        raise RuntimeError(f"two commands are registered as {cls.name!r}")
+    registry[cls.name] = cls()
+    return cls
+
+
+_loaded = False
+
+
+def load_commands() -> None:
+    global _loaded
+    if _loaded:
+        return
+    _loaded = True
+    from .. import commands as package
+
+    for module in pkgutil.iter_modules(package.__path__):
+        if module.name != "base":
+            importlib.import_module(f"{package.__name__}.{module.name}")
+
+
+def resolve(words: list[str]) -> tuple[Command, Game | None, list[str]] | None:
+    """The command a line's words name, with its game and arguments; None if the words
+    name no command. Raises CommandError for a command family with a wrong second word
+    (`change colour ...`), so that such a line is answered rather than ignored."""
+    from ..games import get_game
+
+    load_commands()
+    if not words:
+        return None
+    first = words[0].lower()
+    game = get_game(first)
+    if game is not None:
+        if len(words) > 1 and words[1].lower() in game_commands:
+            return game_commands[words[1].lower()], game, words[2:]
+        return None
+    if len(words) > 1 and f"{first} {words[1].lower()}" in account_commands:
+        return account_commands[f"{first} {words[1].lower()}"], None, words[2:]
+    if first in account_commands:
+        return account_commands[first], None, words[1:]
+    family = [c for name, c in account_commands.items() if name.split()[0] == first]
+    if family:
+        raise CommandError(
+            f"'{first}' must be followed by one of: {', '.join(c.name.split()[1] for c in family)}.",
+            "Send one of:\n" + "\n".join(f"  {c.usage()}" for c in family),
+        )
+    return None
+
+
+def is_command(words: list[str]) -> bool:
+    try:
+        return resolve(words) is not None
+    except CommandError:
+        return True
+
+
+def takes_text(words: list[str]) -> bool:
+    try:
+        found = resolve(words)
+    except CommandError:
+        return False
+    return found is not None and found[0].takes_text
+
+
+def password_words(words: list[str]) -> list[str]:
+    """The passwords a command line carries, so quotes of it can mask them."""
+    try:
+        found = resolve(words)
+    except CommandError:
+        return []
+    if found is None:
+        return []
+    cmd, _game, args = found
+    return [args[i] for i in cmd.password_args if i < len(args)]
+
+
+def authenticate(ctx: Context, userid: str, password: str) -> User:
+    """The user whose password this is, or a CommandError saying which part is wrong."""
+    user = find_user(ctx.session, userid)
+    if user is None:
+        raise CommandError(f"There is no user {userid}.",
+                           "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
+    if not verify_password(user.password_hash, password):
+        raise CommandError(f"Wrong password for {user.userid}.",
+                           "Send the command again with your password (passwords are case-sensitive).")
+    return user

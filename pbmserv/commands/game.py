@@ -1,0 +1,250 @@
+"""Game commands, written after a game's name: help, challenge, move, show, showas,
+resign, games."""
+
+from __future__ import annotations
+
+import re
+
+from ..games import Game, State
+from ..play import (board_text, current_state, names, record_action, replay, seat_of, start_game,
+                    status_line, subject)
+from ..store.models import GameRecord, User
+from ..store.repo import find_game, find_user, games_of_type
+from ..render import render
+from .account import game_help
+from .base import CommandError, Context, GameCommand, authenticate, command
+
+GUARD = re.compile(r"^(?P<move>.*?)\s*#(?P<number>\d+)$", re.DOTALL)
+
+
+def board_number(text: str, game: Game) -> int:
+    if not text.isdigit() or len(text) > 9:
+        raise CommandError(f"'{text}' is not a board number.",
+                           f"Board numbers are whole numbers such as 101; send '{game.name} games' for the boards.")
+    return int(text)
+
+
+def load_board(ctx: Context, game: Game, text: str) -> GameRecord:
+    record = find_game(ctx.session, game.name, board_number(text, game))
+    if record is None:
+        raise CommandError(f"There is no {game.title} board {text}.",
+                           f"Send '{game.name} games' for the boards.")
+    ctx.board = record
+    return record
+
+
+def player_seat(record: GameRecord, user: User, game: Game) -> int:
+    seat = seat_of(record, user)
+    if seat is None:
+        raise CommandError(
+            f"{user.userid} does not play on {game.title} board {record.board}; its players are {', '.join(names(record))}.",
+            "Check the board number and the userid.", board=record)
+    return seat
+
+
+def check_active(record: GameRecord, game: Game, user: User) -> None:
+    if record.status != "active":
+        raise CommandError(f"{game.title} board {record.board} is over: {record.result}",
+                           f"Start a new game with: {game.name} challenge USERID PASSWORD OPPONENT",
+                           board=record, viewer=user)
+
+
+def send_boards(ctx: Context, record: GameRecord, state: State, actor: User,
+                comments: list[tuple[str, str]], new: bool = False) -> None:
+    """One board mail to every player, each from that player's own side. The actor's
+    copy also goes to the address the command came from, if it is not registered."""
+    mail_subject = subject(record, state, new=new)
+    for seat in record.seats:
+        to = seat.user.emails
+        if seat.user_id == actor.id and ctx.mail.reply_to.lower() not in {a.lower() for a in to}:
+            to = to + [ctx.mail.reply_to]
+        ctx.notify(to, mail_subject, board_text(ctx.config, record, state, seat.seat, comments))
+
+
+def legal_hint(game: Game, state: State, seat: int) -> str:
+    moves = game.legal_moves(state, seat)
+    if moves:
+        return f"MOVE is one of: {', '.join(moves)}."
+    return f"MOVE is {game.move_syntax}"
+
+
+@command
+class GameHelp(GameCommand):
+    name = "help"
+    summary = "the rules of the game and how to write a move"
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        ctx.reply(f"{game.title} help", game_help(game))
+        return f"Help on {game.name} sent."
+
+
+@command
+class Challenge(GameCommand):
+    name = "challenge"
+    arguments = "USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]"
+    summary = "start a game at once; you take the first seat"
+    description = "Players sit in the order given. Parameters are listed in 'GAME help'."
+    min_args, max_args = 3, None
+    password_args = (1,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        userid, password, *rest = args
+        user = authenticate(ctx, userid, password)
+        opponent_ids = [word for word in rest if not word.startswith("-")]
+        params = self.parse_params(game, [word for word in rest if word.startswith("-")])
+        players = [user]
+        for name in opponent_ids:
+            opponent = find_user(ctx.session, name)
+            if opponent is None:
+                raise CommandError(f"There is no user {name}.", "Check the spelling of your opponents' userids.")
+            if opponent in players:
+                raise CommandError(f"{opponent.userid} is named twice.", "Name each player once.")
+            players.append(opponent)
+        if not game.min_players <= len(players) <= game.max_players:
+            count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
+            raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
+                               f"Send: {self.usage(game)}")
+        record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now)
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True)
+        return f"New {game.title} board {record.board} started."
+
+    def parse_params(self, game: Game, words: list[str]) -> dict[str, int]:
+        known = {param.name: param for param in game.params}
+        values = {param.name: param.default for param in game.params}
+        for word in words:
+            name, equals, value = word[1:].partition("=")
+            param = known.get(name.lower())
+            if param is None or not equals:
+                accepted = ", ".join(f"-{p.name}=N" for p in game.params) or "none"
+                raise CommandError(f"{game.title} has no parameter '{word}'.",
+                                   f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
+            try:
+                values[param.name] = param.parse(value)
+            except ValueError as error:
+                raise CommandError(f"{error}.", f"Send: {self.usage(game)}") from None
+        return values
+
+
+@command
+class MoveCommand(GameCommand):
+    name = "move"
+    arguments = "BOARD USERID PASSWORD MOVE [#N]"
+    summary = "make your move (#N: only if it is the N-th move on the board)"
+    description = "The #N guard keeps a re-sent or stale mail from playing twice."
+    min_args, max_args = 4, None
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        board, userid, password, *words = args
+        record = load_board(ctx, game, board)
+        user = authenticate(ctx, userid, password)
+        seat = player_seat(record, user, game)
+        check_active(record, game, user)
+        text = " ".join(words)
+        guard = GUARD.match(text)
+        next_number = len(record.moves) + 1
+        if guard:
+            text = guard["move"]
+            if int(guard["number"]) != next_number:
+                raise CommandError(
+                    f"Move {text} received as move #{int(guard['number'])}, but the next move on board {record.board} is #{next_number}.",
+                    "Look at the board below, then send your move again with the right number or none.",
+                    board=record, viewer=user)
+        state = current_state(record)
+        if seat not in game.to_act(state):
+            raise CommandError(f"It is not {user.userid}'s turn on board {record.board}. {status_line(record, state)}",
+                               "Wait for the board mail that says it is your turn.", board=record, viewer=user)
+        verdict = game.check(state, seat, text)
+        if not verdict.ok:
+            raise CommandError(f"Move {text or '(none)'} is not legal on board {record.board}: {verdict.error}",
+                               f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
+                               f"where {legal_hint(game, state, seat)}", board=record, viewer=user)
+        record_action(ctx.session, record, state, seat, "move", verdict.move, ctx.comment, ctx.now, ctx.inbound_id)
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)])
+        return f"Move {verdict.move} played on {game.title} board {record.board}."
+
+
+@command
+class Show(GameCommand):
+    name = "show"
+    arguments = "BOARD[#N] [legal]"
+    summary = "the board as everyone sees it (#N: after N moves; legal: the legal moves)"
+    min_args, max_args = 1, 3
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        words = " ".join(args)
+        match = re.fullmatch(r"(?P<board>\S+?)\s*(?:#(?P<n>\d+))?(?P<legal>\s+legal)?", words, re.IGNORECASE)
+        if match is None:
+            raise CommandError(f"'{words}' is not a board to show.", f"Send: {self.usage(game)}, e.g. {game.name} show 101#3 legal")
+        record = load_board(ctx, game, match["board"])
+        upto = None
+        if match["n"] is not None:
+            upto = int(match["n"])
+            if upto > len(record.moves):
+                raise CommandError(f"Board {record.board} has had {len(record.moves)} moves, so there is no position after move {upto}.",
+                                   f"Send: {game.name} show {record.board}#N with N from 0 to {len(record.moves)}.", board=record)
+        state = replay(record, upto) if upto is not None else current_state(record)
+        body = board_text(ctx.config, record, state, None, upto=upto)
+        if match["legal"]:
+            body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.move_syntax)
+                                               for seat in sorted(game.to_act(state))])
+        ctx.reply(subject(record, state), body)
+        return f"{game.title} board {record.board} sent."
+
+
+@command
+class ShowAs(GameCommand):
+    name = "showas"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "the board as you see it, with what only you may see"
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        board, userid, password = args
+        record = load_board(ctx, game, board)
+        user = authenticate(ctx, userid, password)
+        seat = player_seat(record, user, game)
+        state = current_state(record)
+        ctx.reply(subject(record, state), board_text(ctx.config, record, state, seat))
+        return f"{game.title} board {record.board} sent as {user.userid} sees it."
+
+
+@command
+class Resign(GameCommand):
+    name = "resign"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "give up the game"
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        board, userid, password = args
+        record = load_board(ctx, game, board)
+        user = authenticate(ctx, userid, password)
+        seat = player_seat(record, user, game)
+        check_active(record, game, user)
+        state = current_state(record)
+        record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
+        send_boards(ctx, record, state, user, [(user.userid, f"{user.userid} resigns.\n{ctx.comment}".strip())])
+        return f"{user.userid} resigned on {game.title} board {record.board}."
+
+
+@command
+class Games(GameCommand):
+    name = "games"
+    arguments = "[USERID]"
+    summary = "the boards of this game, their players and status"
+    max_args = 1
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        user = None
+        if args:
+            user = find_user(ctx.session, args[0])
+            if user is None:
+                raise CommandError(f"There is no user {args[0]}.", f"Send: {self.usage(game)}")
+        records = games_of_type(ctx.session, game.name, user)
+        rows = [(r.board, ", ".join(names(r)), r.result if r.status != "active" else status_line(r, current_state(r)))
+                for r in records]
+        ctx.reply(f"{game.title} games", render("commands/games.txt", game=game, user=user, rows=rows))
+        return f"List of {game.title} boards sent."

@@ -1,0 +1,154 @@
+"""Configuration: embedded defaults, then a TOML file, then `PBMSERV_<SECTION>_<KEY>`.
+
+The defaults here are the documented ones (config.example.toml mirrors them and a test
+keeps the two in step), so the server runs with no file at all.
+"""
+
+from __future__ import annotations
+
+import copy
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "server": {
+        "address": "pbmserv@localhost",
+        "admins": [],
+        "seed": "",
+    },
+    "smtp": {
+        "host": "127.0.0.1",
+        "port": 2525,
+        "max_message_size": 1048576,
+    },
+    "database": {
+        "url": "sqlite:///var/pbmserv.db",
+    },
+    "outbound": {
+        "transport": "maildir",
+        "maildir": "var/outbox",
+        "relay_host": "localhost",
+        "relay_port": 25,
+    },
+    "security": {
+        "password_cost": "standard",
+    },
+    "limits": {
+        "commands_per_mail": 20,
+        "unregistered_errors_per_day": 3,
+        "broadcasts_per_day": 1,
+        "recent_moves": 10,
+    },
+}
+
+TRANSPORTS = ("maildir", "smtp", "memory")
+PASSWORD_COSTS = ("standard", "fast")
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; the message names the key and the fix."""
+
+
+class Config:
+    """Read-only access as `config.section.key` or `config["section"]["key"]`."""
+
+    def __init__(self, values: dict[str, dict[str, Any]]):
+        self._values = values
+
+    def __getitem__(self, section: str) -> dict[str, Any]:
+        return self._values[section]
+
+    def __getattr__(self, section: str) -> Any:
+        try:
+            return _Section(self._values[section])
+        except KeyError:
+            raise AttributeError(section) from None
+
+    def with_overrides(self, **sections: dict[str, Any]) -> "Config":
+        """A copy with some keys replaced, e.g. `with_overrides(database={"url": u})`."""
+        values = copy.deepcopy(self._values)
+        for section, keys in sections.items():
+            values[section].update(keys)
+        return Config(values)
+
+    @property
+    def domain(self) -> str:
+        return self.server.address.rpartition("@")[2] or "localhost"
+
+
+class _Section:
+    def __init__(self, values: dict[str, Any]):
+        self._values = values
+
+    def __getattr__(self, key: str) -> Any:
+        try:
+            return self._values[key]
+        except KeyError:
+            raise AttributeError(key) from None
+
+
+def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
+    values = copy.deepcopy(DEFAULTS)
+    if path is not None:
+        try:
+            with open(path, "rb") as handle:
+                loaded = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"configuration file {path} does not exist") from None
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(f"configuration file {path} is not valid TOML: {error}") from None
+        for section, keys in loaded.items():
+            if section not in values or not isinstance(keys, dict):
+                raise ConfigError(f"{path}: unknown section [{section}]")
+            for key, value in keys.items():
+                values[section][key] = _coerce(section, key, value, f"{path}: [{section}] {key}")
+    environ = os.environ if environ is None else environ
+    for name, text in environ.items():
+        if not name.startswith("PBMSERV_"):
+            continue
+        section, key = _split_env_name(name)
+        values[section][key] = _coerce(section, key, text, name)
+    _validate(values)
+    return Config(values)
+
+
+def _split_env_name(name: str) -> tuple[str, str]:
+    rest = name[len("PBMSERV_"):].lower()
+    for section in DEFAULTS:
+        if rest.startswith(section + "_") and rest[len(section) + 1:] in DEFAULTS[section]:
+            return section, rest[len(section) + 1:]
+    raise ConfigError(f"environment variable {name} names no configuration key")
+
+
+def _coerce(section: str, key: str, value: Any, where: str) -> Any:
+    """Give `value` the type of the key's default; strings from the environment convert."""
+    if key not in DEFAULTS[section]:
+        raise ConfigError(f"{where}: unknown key")
+    default = DEFAULTS[section][key]
+    if isinstance(default, list):
+        if isinstance(value, str):
+            return [item.strip() for item in value.split(",") if item.strip()]
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            return value
+        raise ConfigError(f"{where}: expected a list of strings")
+    if isinstance(default, int):
+        try:
+            if isinstance(value, bool):
+                raise ValueError
+            return int(value)
+        except (TypeError, ValueError):
+            raise ConfigError(f"{where}: expected a whole number, not {value!r}") from None
+    if not isinstance(value, str):
+        raise ConfigError(f"{where}: expected a string, not {value!r}")
+    return value
+
+
+def _validate(values: dict[str, dict[str, Any]]) -> None:
+    if values["outbound"]["transport"] not in TRANSPORTS:
+        raise ConfigError(f"[outbound] transport must be one of {', '.join(TRANSPORTS)}")
+    if values["security"]["password_cost"] not in PASSWORD_COSTS:
+        raise ConfigError(f"[security] password_cost must be one of {', '.join(PASSWORD_COSTS)}")
+    if "@" not in values["server"]["address"]:
+        raise ConfigError("[server] address must be an e-mail address such as pbmserv@example.org")

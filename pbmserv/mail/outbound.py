@@ -1,0 +1,98 @@
+"""Outgoing mail: composing replies as MIME, and the transports that deliver them.
+
+Each queued reply has a stable Message-ID, and a transport delivers it at most once
+even if it is asked twice (after a crash between delivering and marking it sent).
+"""
+
+from __future__ import annotations
+
+import email.utils
+import os
+import re
+from datetime import datetime, timezone
+from email.message import EmailMessage
+from email.policy import default as default_policy
+from pathlib import Path
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..config import Config
+from ..store.queue import queued_outbound, retry_later
+
+
+def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
+            in_reply_to: str | None) -> bytes:
+    """A plain-text reply, threaded to the command mail, marked as automatic."""
+    message = EmailMessage(policy=default_policy)
+    message["From"] = config.server.address
+    message["To"] = ", ".join(to)
+    message["Subject"] = subject
+    message["Date"] = email.utils.format_datetime(date.replace(tzinfo=timezone.utc))
+    message["Message-ID"] = message_id
+    if in_reply_to:
+        message["In-Reply-To"] = in_reply_to
+        message["References"] = in_reply_to
+    message["Auto-Submitted"] = "auto-replied"
+    # Unencoded text, so the board reads as drawn even in the rawest mail reader.
+    message.set_content(body, charset="utf-8", cte="7bit" if body.isascii() else "8bit")
+    return message.as_bytes()
+
+
+class MemoryTransport:
+    """Keeps delivered mail in a list: for tests and embedding."""
+
+    def __init__(self) -> None:
+        self.delivered: list[tuple[list[str], bytes]] = []
+        self._seen: set[str] = set()
+
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+        if message_id not in self._seen:
+            self._seen.add(message_id)
+            self.delivered.append((recipients, raw))
+
+
+class MaildirTransport:
+    """Writes each reply as one file of a Maildir's `new/`, named after its Message-ID
+    so that delivering the same reply twice leaves one file."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        for sub in ("tmp", "new", "cur"):
+            (self.path / sub).mkdir(parents=True, exist_ok=True)
+
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+        name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
+        if (self.path / "new" / name).exists() or any((self.path / "cur").glob(f"{name}:*")):
+            return
+        temporary = self.path / "tmp" / name
+        with open(temporary, "wb") as handle:
+            handle.write(raw)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.rename(temporary, self.path / "new" / name)
+
+
+def make_transport(config: Config, maildir: str | Path | None = None):
+    """The configured transport; `maildir` forces a Maildir (replay's outbox)."""
+    if maildir is not None or config.outbound.transport == "maildir":
+        return MaildirTransport(maildir or config.outbound.maildir)
+    if config.outbound.transport == "memory":
+        return MemoryTransport()
+    raise NotImplementedError("the smtp transport comes with `pbmserv serve`")
+
+
+def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
+    """Deliver every reply that is due; a failure is retried later with backoff."""
+    delivered = 0
+    with sessions() as session:
+        for row in queued_outbound(session, now):
+            try:
+                transport.deliver(row.recipients, row.raw, row.message_id)
+            except OSError as error:
+                retry_later(row, now, f"{error.__class__.__name__}: {error}")
+            else:
+                row.status = "sent"
+                row.attempts += 1
+                delivered += 1
+            session.commit()
+    return delivered

@@ -1,0 +1,377 @@
+"""Turn a raw command mail into what the command layer needs (DESIGN §2).
+
+:func:`parse_message` finds the command(s) — in the Subject or in the body —
+and the comment that goes out with the board. It never raises: whatever bytes
+arrive, the worker gets a :class:`ParsedMail` (with empty values where the mail
+made no sense), so a broken mail cannot wedge the queue.
+
+Which words make a command is not decided here: the command registry passes
+``is_command`` (the words start with a command name; arguments unchecked) and
+``takes_text`` (the command relays the following body lines: message,
+broadcast, chat).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import email.utils
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from email.message import EmailMessage
+from html.parser import HTMLParser
+
+from pbmserv.mail.loopguard import clean_text, header_address, header_text, parse_bytes
+
+__all__ = [
+    "CommandLine", "ParsedMail", "parse_message", "header_date", "html_to_text", "strip_subject",
+]
+
+WordsTest = Callable[[list[str]], bool]
+
+
+@dataclass
+class CommandLine:
+    """One command as the player wrote it."""
+
+    text: str  # the line, stripped
+    words: list[str]  # text.split()
+    relay: str = ""  # text to relay (message, broadcast, chat); '' otherwise
+
+
+@dataclass
+class ParsedMail:
+    sender: str = ""
+    reply_to: str = ""
+    subject: str = ""
+    message_id: str | None = None
+    date: dt.datetime | None = None
+    from_subject: bool = False
+    commands: list[CommandLine] = field(default_factory=list)
+    comment: str = ""
+    text: str = ""
+
+
+# --- headers ---------------------------------------------------------------
+
+# Reply/forward prefixes of the common mail clients, and list-style [tags].
+_SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv)\s*:|\[[^\]]*\])\s*", re.IGNORECASE)
+_LINE_BREAKS = re.compile(r"\r\n|[\r\n]")
+
+
+def strip_subject(subject: str) -> str:
+    """The Subject without any leading ``Re:``/``Fwd:``/``AW:``/``[tag]`` prefixes."""
+    while True:
+        stripped = _SUBJECT_PREFIX.sub("", subject, count=1)
+        if stripped == subject:
+            return subject.strip()
+        subject = stripped
+
+
+def header_date(msg: EmailMessage) -> dt.datetime | None:
+    """The Date header as an aware datetime (``-0000`` taken as UTC); None if unusable."""
+    try:
+        value = getattr(msg.get("Date"), "datetime", None)
+    except Exception:
+        value = None
+    if value is None:
+        # Fall back on the lenient parser for what the header class rejected.
+        raw = header_text(msg, "Date")
+        try:
+            value = email.utils.parsedate_to_datetime(raw) if raw else None
+        except Exception:
+            value = None
+    if not isinstance(value, dt.datetime):
+        return None
+    if value.tzinfo is None or value.utcoffset() is None:
+        value = value.replace(tzinfo=dt.timezone.utc)
+    return value
+
+
+def _message_id(msg: EmailMessage) -> str | None:
+    """The Message-ID with angle brackets: the first ``<...>``, or a bare id wrapped."""
+    value = header_text(msg, "Message-ID").strip()
+    match = re.search(r"<[^<>\s]+>", value)
+    if match:
+        return match.group(0)
+    if value and not re.search(r"[\s<>]", value):
+        return f"<{value}>"
+    return None
+
+
+# --- body text -------------------------------------------------------------
+
+# Invisible characters mail clients insert when wrapping or justifying text.
+_DELETED_CHARS = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad"))
+_SPACE_CHARS = dict.fromkeys(map(ord, "\u00a0\u2007\u202f"), " ")
+_INVISIBLES = {**_DELETED_CHARS, **_SPACE_CHARS}
+
+
+def clean_lines(text: str) -> list[str]:
+    """Lines with \\n endings, no trailing white space, no invisible characters.
+
+    Zero-width characters and soft hyphens are deleted; non-breaking spaces
+    become ordinary spaces so the words on either side stay separate words.
+    """
+    text = _LINE_BREAKS.sub("\n", text.translate(_INVISIBLES))
+    return [line.rstrip() for line in text.split("\n")]
+
+
+def _decode_part(part: EmailMessage) -> str:
+    """A text part's content; a bad or unknown charset falls back to UTF-8."""
+    payload = part.get_payload(decode=True)
+    if not isinstance(payload, (bytes, bytearray)):
+        return ""
+    charset = part.get_content_charset() or "utf-8"
+    if charset in ("us-ascii", "ascii"):
+        charset = "utf-8"  # undeclared 8-bit text is far more often UTF-8 than garbage
+    try:
+        return bytes(payload).decode(charset, "replace")
+    except Exception:
+        return bytes(payload).decode("utf-8", "replace")
+
+
+def body_text(msg: EmailMessage) -> str:
+    """The plain-text body: the text/plain part, else the HTML part as text; ''."""
+    try:
+        part = msg.get_body(preferencelist=("plain", "html"))
+        if part is None:
+            return ""
+        text = _decode_part(part)
+        if part.get_content_subtype() == "html":
+            text = html_to_text(text)
+        return clean_text(text)
+    except Exception:
+        return ""
+
+
+class _HtmlToText(HTMLParser):
+    """Just enough HTML rendering to read commands out of an HTML-only mail."""
+
+    BLOCKS = frozenset({
+        "address", "article", "aside", "blockquote", "center", "dd", "div", "dl", "dt",
+        "fieldset", "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6",
+        "header", "hr", "li", "main", "nav", "ol", "p", "pre", "section", "table",
+        "tbody", "td", "tfoot", "th", "thead", "tr", "ul",
+    })
+    DROPPED = frozenset({"script", "style", "title", "noscript", "template"})
+
+    def __init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+        self.lines: list[str] = []
+        self._current: list[str] = []
+        self._quote_depth = 0  # a block tag ends the line before this changes
+        self._dropped = 0
+        self._pre = 0
+
+    def _end_line(self, keep_empty: bool = False) -> None:
+        line = "".join(self._current)
+        if not self._pre:
+            line = re.sub(r"\s+", " ", line).strip()
+        if line or keep_empty:
+            self.lines.append(("> " * self._quote_depth + line).rstrip())
+        self._current = []
+
+    def handle_starttag(self, tag: str, attrs: list) -> None:
+        if tag in self.DROPPED:
+            self._dropped += 1
+        elif tag == "br":
+            self._end_line(keep_empty=True)
+        elif tag in self.BLOCKS:
+            self._end_line()
+            self._quote_depth += tag == "blockquote"
+            self._pre += tag == "pre"
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in self.DROPPED:
+            self._dropped = max(0, self._dropped - 1)
+        elif tag in self.BLOCKS:
+            self._end_line()
+            if tag == "blockquote":
+                self._quote_depth = max(0, self._quote_depth - 1)
+            if tag == "pre":
+                self._pre = max(0, self._pre - 1)
+
+    def handle_data(self, data: str) -> None:
+        if self._dropped:
+            return
+        if not self._pre:
+            self._current.append(data)
+            return
+        first, *rest = data.split("\n")
+        self._current.append(first)
+        for piece in rest:
+            self._end_line(keep_empty=True)
+            self._current.append(piece)
+
+
+def html_to_text(html: str) -> str:
+    """Plain text of an HTML mail: blocks and <br> break lines, <blockquote> is
+    ``> `` quoted, scripts and styles are dropped, entities decoded."""
+    parser = _HtmlToText()
+    try:
+        parser.feed(html)
+        parser.close()
+    except Exception:
+        pass  # keep what was read before the parser gave up
+    try:
+        parser._end_line()
+    except Exception:
+        pass
+    return "\n".join(parser.lines)
+
+
+# --- finding the commands --------------------------------------------------
+
+_ATTRIBUTION = re.compile(r"(?:\bwrote|\bschrieb)\s*:$", re.IGNORECASE)
+_ATTRIBUTION_START = re.compile(r"^(?:on|am)\s", re.IGNORECASE)
+_ORIGINAL_MESSAGE = re.compile(
+    r"^-{2,}\s*(?:original message|ursprüngliche nachricht)\s*-{2,}$", re.IGNORECASE)
+
+
+def _is_end(stripped: str) -> bool:
+    """A line after which nothing is read: a signature, ``end``, a quoted original."""
+    return stripped == "--" or stripped.lower() == "end" or bool(_ORIGINAL_MESSAGE.match(stripped))
+
+
+def _is_quoted(stripped: str) -> bool:
+    return stripped.startswith(">")
+
+
+def _is_attribution(lines: list[str], index: int) -> bool:
+    """``On ... wrote:`` / ``... schrieb:``, also when the client wrapped it onto
+    the next line (then the ``On ...`` half is recognised by what follows)."""
+    stripped = lines[index].strip()
+    if _ATTRIBUTION.search(stripped):
+        return True
+    following = lines[index + 1].strip() if index + 1 < len(lines) else ""
+    return bool(_ATTRIBUTION_START.match(stripped) and _ATTRIBUTION.search(following))
+
+
+def _trim_blank(lines: list[str]) -> str:
+    """Join lines, dropping blank lines at both ends (inner ones are kept)."""
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return "\n".join(lines[start:end])
+
+
+def _unquoted_text(lines: list[str]) -> str:
+    """The comment of a Subject command: the body lines up to the signature,
+    ``end`` or ``-----Original Message-----``, without quoted and attribution
+    lines, blank lines trimmed at both ends."""
+    kept = []
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if _is_end(stripped):
+            break
+        if not _is_quoted(stripped) and not _is_attribution(lines, index):
+            kept.append(line)
+    return _trim_blank(kept)
+
+
+def _relay_text(lines: list[str]) -> str:
+    """The lines after a message/broadcast/chat command, verbatim, up to the
+    signature, ``end`` or ``-----Original Message-----``; blank ends trimmed."""
+    kept = []
+    for line in lines:
+        if _is_end(line.strip()):
+            break
+        kept.append(line)
+    return _trim_blank(kept)
+
+
+MAX_PROSE_RUN = 3
+
+
+def _body_commands(
+    lines: list[str], is_command: WordsTest, takes_text: WordsTest
+) -> tuple[list[CommandLine], str]:
+    """Commands and comment from the body (see :func:`parse_message`)."""
+    commands: list[CommandLine] = []
+    comment: list[str] = []
+    prose_run = 0
+    for index, line in enumerate(lines):
+        stripped = line.strip()
+        if _is_end(stripped):
+            break
+        if not stripped:
+            comment.append("")
+            continue
+        if _is_quoted(stripped) or _is_attribution(lines, index):
+            continue
+        words = stripped.split()
+        if _safe(is_command, words):
+            prose_run = 0
+            command = CommandLine(stripped, words)
+            commands.append(command)
+            if _safe(takes_text, words):
+                command.relay = _relay_text(lines[index + 1:])
+                break
+            continue
+        comment.append(line)
+        prose_run += 1
+        if prose_run >= MAX_PROSE_RUN:
+            break
+    return commands, _trim_blank(comment)
+
+
+def _safe(test: WordsTest, words: list[str]) -> bool:
+    """Ask the registry; a registry that raises counts as "no"."""
+    try:
+        return bool(test(list(words)))
+    except Exception:
+        return False
+
+
+def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest) -> ParsedMail:
+    """Parse a command mail; never raises.
+
+    Where the commands are:
+
+    * The Subject, after stripping ``Re:``/``Fwd:``/``Fw:``/``AW:``/``WG:``/
+      ``SV:`` and ``[tag]`` prefixes (repeatedly, any case), is the single
+      command if its words satisfy ``is_command`` (``from_subject`` is True).
+      The comment is the body up to the signature / ``end`` /
+      ``-----Original Message-----`` without quoted (``>``) and attribution
+      lines; a ``takes_text`` command relays that comment.
+    * Otherwise the body is read line by line and stops at the first line that
+      is ``--``/``-- `` (signature), ``end`` (any case) or
+      ``-----Original Message-----``. Blank, quoted and attribution
+      (``On ... wrote:``, ``... schrieb:``) lines are skipped. A line whose
+      words satisfy ``is_command`` is a command; after a ``takes_text``
+      command the remaining lines (verbatim, quoted ones included, up to the
+      signature / ``end`` / ``-----Original Message-----``) are its relay
+      text and reading stops. Any other line
+      is prose: it goes into the comment, and the third prose line in a row
+      stops reading. Skipped lines neither count towards nor break a run; only
+      a command resets it.
+    * The body-mode comment is every prose line and blank line read before
+      reading stopped (commands, relay text, quoted and attribution lines
+      excluded), in order, blank lines trimmed at both ends.
+    """
+    parsed = ParsedMail()
+    try:
+        msg = parse_bytes(raw)
+        parsed.sender = header_address(msg, "From")
+        parsed.reply_to = header_address(msg, "Reply-To") or parsed.sender
+        parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
+        parsed.message_id = _message_id(msg)
+        parsed.date = header_date(msg)
+        lines = clean_lines(body_text(msg))
+        parsed.text = "\n".join(lines)
+
+        subject = strip_subject(parsed.subject)
+        words = subject.split()
+        if words and _safe(is_command, words):
+            parsed.from_subject = True
+            parsed.comment = _unquoted_text(lines)
+            relay = parsed.comment if _safe(takes_text, words) else ""
+            parsed.commands = [CommandLine(subject, words, relay)]
+        else:
+            parsed.commands, parsed.comment = _body_commands(lines, is_command, takes_text)
+    except Exception:
+        pass  # whatever was filled in so far is the best this mail offers
+    return parsed

@@ -1,0 +1,66 @@
+"""Opening the database: engine settings, durable SQLite, and migrations at start-up."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from alembic import command
+from alembic.config import Config as AlembicConfig
+from sqlalchemy import Engine, create_engine, event
+from sqlalchemy.engine import make_url
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..resources import resource_dir
+
+
+class DatabaseError(Exception):
+    """The database cannot be opened or migrated; the message says which and why."""
+
+
+def make_engine(url: str) -> Engine:
+    """An engine for `url`; SQLite files get WAL, synchronous=FULL and foreign keys."""
+    try:
+        parsed = make_url(url)
+    except ArgumentError:
+        raise DatabaseError(f"{url!r} is not a database URL (try sqlite:///var/pbmserv.db)") from None
+    if parsed.get_backend_name() == "sqlite":
+        if parsed.database and parsed.database != ":memory:":
+            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+        engine = create_engine(parsed, connect_args={"timeout": 30})
+        event.listen(engine, "connect", _sqlite_pragmas)
+        return engine
+    try:
+        return create_engine(parsed, pool_pre_ping=True)
+    except (ImportError, ArgumentError) as error:
+        raise DatabaseError(f"cannot use database {parsed.render_as_string()}: {error}") from None
+
+
+def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    cursor = dbapi_connection.cursor()
+    cursor.execute("PRAGMA journal_mode=WAL")
+    cursor.execute("PRAGMA synchronous=FULL")
+    cursor.execute("PRAGMA foreign_keys=ON")
+    cursor.close()
+
+
+def alembic_config(engine: Engine) -> AlembicConfig:
+    config = AlembicConfig()
+    config.set_main_option("script_location", str(resource_dir("migrations")))
+    config.attributes["engine"] = engine
+    return config
+
+
+def migrate(engine: Engine) -> None:
+    """Bring the schema up to date (a new database is created by the same path)."""
+    try:
+        command.upgrade(alembic_config(engine), "head")
+    except SQLAlchemyError as error:
+        raise DatabaseError(f"cannot open database {engine.url.render_as_string()}: {error.__class__.__name__}: {error.args[0] if error.args else error}") from None
+
+
+def open_database(url: str) -> sessionmaker[Session]:
+    """Engine + migrations + a session factory: everything the server needs of SQL."""
+    engine = make_engine(url)
+    migrate(engine)
+    return sessionmaker(engine, expire_on_commit=False)

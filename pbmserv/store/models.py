@@ -1,0 +1,162 @@
+"""The database schema. The move log is the source of truth; `Game.state` is a cache of
+replaying it, and `Game.version` guards it against concurrent writers."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    UniqueConstraint,
+)
+from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+
+# Named constraints so Alembic batch migrations on SQLite can address them.
+NAMING = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
+class Base(DeclarativeBase):
+    metadata = MetaData(naming_convention=NAMING)
+
+
+class Setting(Base):
+    """Facts about this database, e.g. its `instance` token used in reply Message-IDs."""
+
+    __tablename__ = "settings"
+    name: Mapped[str] = mapped_column(String(64), primary_key=True)
+    value: Mapped[str] = mapped_column(Text)
+
+
+class User(Base):
+    __tablename__ = "users"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    userid: Mapped[str] = mapped_column(String(20))  # as registered
+    userid_key: Mapped[str] = mapped_column(String(20), unique=True)  # lower case
+    password_hash: Mapped[str] = mapped_column(String(255))
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    addresses: Mapped[list[Address]] = relationship(
+        back_populates="user", cascade="all, delete-orphan", order_by="Address.position"
+    )
+
+    @property
+    def emails(self) -> list[str]:
+        return [a.address for a in self.addresses]
+
+
+class Address(Base):
+    __tablename__ = "addresses"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    position: Mapped[int] = mapped_column(Integer)
+    address: Mapped[str] = mapped_column(String(320))
+    address_key: Mapped[str] = mapped_column(String(320), index=True)  # lower case
+    user: Mapped[User] = relationship(back_populates="addresses")
+
+
+class GameRecord(Base):
+    __tablename__ = "games"
+    __table_args__ = (UniqueConstraint("game_type", "board", name="uq_games_type_board"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_type: Mapped[str] = mapped_column(String(32))
+    board: Mapped[int] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    seed: Mapped[str] = mapped_column(String(128))
+    setup_chance: Mapped[Any] = mapped_column(JSON, nullable=True)
+    status: Mapped[str] = mapped_column(String(16))  # active | finished
+    result: Mapped[str] = mapped_column(Text, default="")  # the status line once over
+    state: Mapped[dict[str, Any]] = mapped_column(JSON)
+    version: Mapped[int] = mapped_column(Integer)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    updated_at: Mapped[datetime] = mapped_column(DateTime)
+    seats: Mapped[list[Seat]] = relationship(
+        back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat"
+    )
+    moves: Mapped[list[Move]] = relationship(
+        back_populates="game", cascade="all, delete-orphan", order_by="Move.number"
+    )
+
+    __mapper_args__ = {"version_id_col": version}
+
+
+class Seat(Base):
+    __tablename__ = "seats"
+    __table_args__ = (UniqueConstraint("game_id", "seat", name="uq_seats_game_seat"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    seat: Mapped[int] = mapped_column(Integer)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    game: Mapped[GameRecord] = relationship(back_populates="seats")
+    user: Mapped[User] = relationship()
+
+
+class Move(Base):
+    """One accepted action on a board, numbered from 1: a move or a resignation."""
+
+    __tablename__ = "moves"
+    __table_args__ = (UniqueConstraint("game_id", "number", name="uq_moves_game_number"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
+    number: Mapped[int] = mapped_column(Integer)
+    seat: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))  # move | resign
+    move: Mapped[str] = mapped_column(Text)
+    chance: Mapped[Any] = mapped_column(JSON, nullable=True)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"), nullable=True)
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    game: Mapped[GameRecord] = relationship(back_populates="moves")
+
+
+class Inbound(Base):
+    """A received mail, stored raw before anything else happens to it."""
+
+    __tablename__ = "inbound"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    message_id: Mapped[str] = mapped_column(String(998), unique=True)  # or "sha256:<hash>"
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    envelope_from: Mapped[str | None] = mapped_column(String(320), nullable=True)
+    received_at: Mapped[datetime] = mapped_column(DateTime)  # the worker's clock for it
+    status: Mapped[str] = mapped_column(String(16), index=True)  # queued | done | ignored | failed
+    error: Mapped[str] = mapped_column(Text, default="")
+    processed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+
+
+class Outbound(Base):
+    """A rendered reply waiting for (or done with) delivery."""
+
+    __tablename__ = "outbound"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"), nullable=True)
+    message_id: Mapped[str] = mapped_column(String(998), unique=True)
+    recipients: Mapped[list[str]] = mapped_column(JSON)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    status: Mapped[str] = mapped_column(String(16), index=True)  # queued | sent | failed
+    attempts: Mapped[int] = mapped_column(Integer, default=0)
+    next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    error: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class RateEvent(Base):
+    """One use of a rate-limited action (`kind`) by `key`, for counting in a window."""
+
+    __tablename__ = "rate_events"
+    __table_args__ = (Index("ix_rate_events_kind_key_at", "kind", "key", "at"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    kind: Mapped[str] = mapped_column(String(32))
+    key: Mapped[str] = mapped_column(String(320))
+    at: Mapped[datetime] = mapped_column(DateTime)

@@ -1,0 +1,70 @@
+"""The inbound and outbound mail queues: store first, then work, never lose a message."""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+from datetime import datetime, timedelta
+
+from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import Session, sessionmaker
+
+from ..mail.loopguard import parse_bytes
+from .models import Inbound, Outbound, Setting
+
+
+def message_key(raw: bytes) -> str:
+    """The duplicate key of a mail: its Message-ID, or a hash of its bytes without one."""
+    message_id = (parse_bytes(raw).get("Message-ID") or "").strip()
+    if message_id:
+        return message_id[:998]
+    return "sha256:" + hashlib.sha256(raw).hexdigest()
+
+
+def enqueue(sessions: sessionmaker[Session], raw: bytes, received_at: datetime,
+            envelope_from: str | None = None) -> tuple[int, bool]:
+    """Store a raw mail durably; (its id, False) if the same mail was stored before."""
+    key = message_key(raw)
+    with sessions() as session:
+        existing = session.scalar(select(Inbound.id).where(Inbound.message_id == key))
+        if existing is not None:
+            return existing, False
+        row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
+                      received_at=received_at, status="queued", error="")
+        session.add(row)
+        try:
+            session.commit()
+        except IntegrityError:  # stored meanwhile by another connection
+            session.rollback()
+            return session.scalar(select(Inbound.id).where(Inbound.message_id == key)), False
+        return row.id, True
+
+
+def queued_inbound_ids(session: Session) -> list[int]:
+    """Waiting mail in arrival order."""
+    return list(session.scalars(select(Inbound.id).where(Inbound.status == "queued").order_by(Inbound.id)))
+
+
+def queued_outbound(session: Session, now: datetime | None = None) -> list[Outbound]:
+    query = select(Outbound).where(Outbound.status == "queued").order_by(Outbound.id)
+    if now is not None:
+        query = query.where((Outbound.next_attempt_at.is_(None)) | (Outbound.next_attempt_at <= now))
+    return list(session.scalars(query))
+
+
+def retry_later(row: Outbound, now: datetime, error: str) -> None:
+    """Back off exponentially (1 min doubling, at most 4 h between tries)."""
+    row.attempts += 1
+    row.error = error
+    row.next_attempt_at = now + timedelta(minutes=min(2 ** (row.attempts - 1), 240))
+
+
+def instance_token(session: Session) -> str:
+    """A token unique to this database, part of every reply's Message-ID."""
+    setting = session.get(Setting, "instance")
+    if setting is None:
+        setting = Setting(name="instance", value=secrets.token_hex(6))
+        session.add(setting)
+        session.flush()
+    return setting.value

@@ -1,0 +1,62 @@
+"""Look-ups of users and games shared by the commands."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, select
+from sqlalchemy.orm import Session
+
+from .models import Address, GameRecord, RateEvent, Seat, User
+
+
+def find_user(session: Session, userid: str) -> User | None:
+    return session.scalar(select(User).where(User.userid_key == userid.lower()))
+
+
+def users_at_address(session: Session, address: str) -> list[User]:
+    return list(session.scalars(
+        select(User).join(Address).where(Address.address_key == address.lower()).order_by(User.id)
+    ))
+
+
+def is_registered_address(session: Session, address: str) -> bool:
+    return session.scalar(select(Address.id).where(Address.address_key == address.lower()).limit(1)) is not None
+
+
+def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:
+    return session.scalar(select(GameRecord).where(GameRecord.game_type == game_type, GameRecord.board == board))
+
+
+def next_board_number(session: Session, game_type: str) -> int:
+    """Boards are counted per game type from 101, as on the original server."""
+    highest = session.scalar(select(func.max(GameRecord.board)).where(GameRecord.game_type == game_type))
+    return 101 if highest is None else highest + 1
+
+
+def games_of_type(session: Session, game_type: str, user: User | None = None) -> list[GameRecord]:
+    query = select(GameRecord).where(GameRecord.game_type == game_type)
+    if user is not None:
+        query = query.where(GameRecord.id.in_(select(Seat.game_id).where(Seat.user_id == user.id)))
+    return list(session.scalars(query.order_by(GameRecord.board)))
+
+
+def players_of_type(session: Session, game_type: str) -> list[User]:
+    """Every user who has had a seat in a game of this type."""
+    seated = select(Seat.user_id).join(GameRecord).where(GameRecord.game_type == game_type)
+    return list(session.scalars(select(User).where(User.id.in_(seated)).order_by(User.userid_key)))
+
+
+def all_users(session: Session) -> list[User]:
+    return list(session.scalars(select(User).order_by(User.userid_key)))
+
+
+def rate_limited(session: Session, kind: str, key: str, now: datetime, per_day: int) -> bool:
+    """Count one use of `kind` by `key`; True (and not counted) if `per_day` uses in the
+    last 24 hours were counted already."""
+    used = session.scalar(select(func.count(RateEvent.id)).where(
+        RateEvent.kind == kind, RateEvent.key == key, RateEvent.at > now - timedelta(days=1)))
+    if used >= per_day:
+        return True
+    session.add(RateEvent(kind=kind, key=key, at=now))
+    return False

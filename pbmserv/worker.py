@@ -1,0 +1,210 @@
+"""The worker: one stored mail at a time, one transaction per mail.
+
+parse → loop guard → commands → replies into the outbound queue, all committed together.
+A mail whose processing fails unexpectedly is kept, marked failed with its traceback,
+and the worker goes on with the next one.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import traceback
+
+from sqlalchemy.exc import IntegrityError, OperationalError
+from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm.exc import StaleDataError
+
+from .commands.base import (Context, CommandError, Mail, is_command, password_words, resolve, takes_text)
+from .config import Config
+from .mail.loopguard import loop_reason, parse_bytes
+from .mail.outbound import compose
+from .mail.parse import CommandLine, ParsedMail, parse_message
+from .play import board_text, current_state, engine_of, seat_of
+from .render import render
+from .store.models import Inbound, Outbound
+from .store.queue import instance_token, queued_inbound_ids
+from .store.repo import is_registered_address, rate_limited
+
+log = logging.getLogger(__name__)
+
+MASK = "********"
+RETRIES = 3  # attempts for a mail that lost a race with another writer
+
+
+class Worker:
+    def __init__(self, sessions: sessionmaker[Session], config: Config):
+        self.sessions = sessions
+        self.config = config
+
+    def run_pending(self) -> int:
+        """Process every queued mail in arrival order; the number processed."""
+        with self.sessions() as session:
+            pending = queued_inbound_ids(session)
+        for inbound_id in pending:
+            self.process(inbound_id)
+        return len(pending)
+
+    def process(self, inbound_id: int) -> None:
+        for attempt in range(1, RETRIES + 1):
+            try:
+                with self.sessions.begin() as session:
+                    row = session.get(Inbound, inbound_id)
+                    if row is None or row.status != "queued":
+                        return
+                    Handler(session, self.config, row).handle()
+                return
+            except (StaleDataError, IntegrityError, OperationalError) as error:
+                if attempt == RETRIES:
+                    self._fail(inbound_id, error)
+                    return
+                log.info("mail %s lost a race (%s); trying again", inbound_id, error.__class__.__name__)
+            except Exception as error:  # noqa: BLE001 - kept and reported, never lost
+                self._fail(inbound_id, error)
+                return
+
+    def _fail(self, inbound_id: int, error: BaseException) -> None:
+        log.error("mail %s failed: %s", inbound_id, error)
+        with self.sessions.begin() as session:
+            row = session.get(Inbound, inbound_id)
+            row.status = "failed"
+            row.error = "".join(traceback.format_exception(error))
+
+
+class Handler:
+    """Everything done for one mail, inside its transaction."""
+
+    def __init__(self, session: Session, config: Config, row: Inbound):
+        self.session = session
+        self.config = config
+        self.row = row
+        self.now = row.received_at
+        self.outgoing: list[Mail] = []
+
+    def handle(self) -> None:
+        row = self.row
+        row.processed_at = self.now
+        reason = loop_reason(parse_bytes(row.raw), self.config.server.address, row.envelope_from)
+        if reason:
+            row.status, row.error = "ignored", reason
+            return
+        mail = parse_message(row.raw, is_command, takes_text)
+        self.mail = mail
+        self.secrets = [w for line in mail.commands for w in password_words(line.words)]
+        self.registered = is_registered_address(self.session, mail.sender)
+        limit = self.config.limits.commands_per_mail
+        if not mail.commands:
+            self.error_reply("pbmserv error", CommandError(
+                "Your mail holds no command: its Subject is not one, and no line of its body is one.",
+                "Put one command in the Subject, or one command a line in the body; send 'help' for the commands."),
+                quoted_line=mail.subject)
+        elif len(mail.commands) == 1:
+            self.run_single(mail.commands[0])
+        else:
+            self.run_several(mail.commands[:limit], skipped=len(mail.commands) - limit)
+        self.queue(self.outgoing)
+        row.status = "done"
+
+    # --- running commands ------------------------------------------------------------
+    def run(self, line: CommandLine) -> tuple[Context, str | CommandError]:
+        """Run one command line inside a savepoint: an error undoes all it changed."""
+        ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
+                      comment=line.relay or self.mail.comment)
+        savepoint = self.session.begin_nested()
+        found = None
+        try:
+            found = resolve(line.words)
+            if found is None:
+                raise CommandError(f"'{line.words[0]}' is not a command.",
+                                   "Send 'help' for the commands and 'list' for the games.")
+            cmd, game, args = found
+            cmd.check_arity(args, game)
+            summary = cmd.run(ctx, args, game) if game is not None else cmd.run(ctx, args)
+        except CommandError as error:
+            savepoint.rollback()
+            if found is not None and error.game is None:
+                error.game = found[1]
+            if error.board is None:
+                error.board = ctx.board
+            return ctx, error
+        savepoint.commit()
+        return ctx, summary
+
+    def run_single(self, line: CommandLine) -> None:
+        ctx, outcome = self.run(line)
+        if isinstance(outcome, CommandError):
+            self.error_reply(self.error_subject(outcome), outcome, quoted_line=line.text)
+            return
+        self.outgoing += ctx.replies + ctx.notices
+
+    def run_several(self, lines: list[CommandLine], skipped: int) -> None:
+        """One `pbmserv results` mail lists each line with its result; the mails the
+        commands cause for others still go out."""
+        results = []
+        for line in lines:
+            ctx, outcome = self.run(line)
+            if isinstance(outcome, CommandError):
+                results.append((self.mask(line.text), self.error_text(outcome, with_board=False)))
+                continue
+            answer = "\n".join(mail.body.rstrip("\n") for mail in ctx.replies) or outcome
+            results.append((self.mask(line.text), answer))
+            self.outgoing += ctx.notices
+        if skipped > 0:
+            results.append(("...", f"{skipped} more command line(s) were not read: at most "
+                                   f"{self.config.limits.commands_per_mail} commands a mail."))
+        self.outgoing.append(Mail([self.mail.reply_to], "pbmserv results", render("results.txt", results=results)))
+
+    # --- errors ------------------------------------------------------------------------
+    def error_subject(self, error: CommandError) -> str:
+        game = error.game
+        if error.board is not None:
+            return f"{engine_of(error.board).title} Board {error.board.board} Error"
+        if game is not None:
+            return f"{game.title} error"
+        return "pbmserv error"
+
+    def error_text(self, error: CommandError, with_board: bool = True, quoted: str = "") -> str:
+        board = ""
+        if with_board and error.board is not None:
+            record = error.board
+            viewer = seat_of(record, error.viewer) if error.viewer is not None else None
+            board = board_text(self.config, record, current_state(record), viewer)
+        return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
+                      board=board, quoted=quoted)
+
+    def error_reply(self, subject: str, error: CommandError, quoted_line: str) -> None:
+        """The error to the sender; to an unregistered address it quotes only the
+        command line, and only a few times a day (no backscatter)."""
+        if self.registered:
+            quoted = self.quote(self.mail.text if not self.mail.from_subject else
+                                f"Subject: {self.mail.subject}\n\n{self.mail.text}")
+        else:
+            if rate_limited(self.session, "unregistered-error", self.mail.sender.lower(), self.now,
+                            self.config.limits.unregistered_errors_per_day):
+                self.row.error = "error reply suppressed: rate limit for unregistered addresses"
+                return
+            quoted = self.quote(quoted_line)
+        if self.mail.reply_to:
+            self.outgoing.append(Mail([self.mail.reply_to], subject, self.error_text(error, quoted=quoted)))
+
+    # --- masking and quoting -------------------------------------------------------
+    def mask(self, text: str) -> str:
+        for secret in self.secrets:
+            text = re.sub(rf"(?<!\S){re.escape(secret)}(?!\S)", MASK, text)
+        return text
+
+    def quote(self, text: str) -> str:
+        return "\n".join(f"> {line}".rstrip() for line in self.mask(text).strip("\n").split("\n"))
+
+    # --- into the outbound queue ---------------------------------------------------------
+    def queue(self, mails: list[Mail]) -> None:
+        instance = instance_token(self.session)
+        domain = self.config.domain
+        for number, mail in enumerate(mails, start=1):
+            if not mail.to:
+                continue
+            message_id = f"<pbmserv.{instance}.{self.row.id}.{number}@{domain}>"
+            body = render("frame.txt", body=mail.body, address=self.config.server.address)
+            raw = compose(self.config, mail.to, mail.subject, body, message_id, self.now, self.mail.message_id)
+            self.session.add(Outbound(inbound_id=self.row.id, message_id=message_id, recipients=mail.to,
+                                      raw=raw, status="queued", attempts=0, error="", created_at=self.now))
