@@ -123,11 +123,11 @@ def test_a_lap_of_17_from_the_middle_skips_the_origin():
 
 
 def test_a_lap_skipping_the_origin_can_end_in_a_capture_that_stops_at_the_row_end():
-    # h's 16 stones: North a..h, South a..g (15), skip h, North a again. North's a
-    # holds 1 + 2 = 3 and is captured; the chain stops at the end of North's row even
-    # though South's g (the pit before, on South's own side) now holds 2.
-    state = play(position([0, 0, 0, 0, 0, 0, 1, 16], [1, 0, 0, 0, 0, 0, 0, 0]), "h")
-    assert rows(state) == ([1, 1, 1, 1, 1, 1, 2, 0], [0, 1, 1, 1, 1, 1, 1, 1])
+    # g's 17 stones: h, North a..h, South a..f (15), skip g, h and North a again.
+    # North's a holds 1 + 2 = 3 and is captured; the chain stops at the end of North's
+    # row though the pit before it, South's own h, now holds 2.
+    state = play(position([0, 0, 0, 0, 0, 0, 17, 0], [1, 0, 0, 0, 0, 0, 0, 0]), "g")
+    assert rows(state) == ([1, 1, 1, 1, 1, 1, 0, 2], [0, 1, 1, 1, 1, 1, 1, 1])
     assert state.captured == [3, 0]
 
 
@@ -170,10 +170,10 @@ def test_capture_chain_stops_at_a_pit_of_1():
 
 
 def test_north_captures_in_souths_row_and_the_chain_never_crosses_to_north():
-    # North's h sows South a, b, c -> 2, 3, 2: all taken; the chain ends at South's a,
-    # though North's own g holds 2.
-    state = play(position([1, 2, 1, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 2, 3], to_move=NORTH), "h")
-    assert rows(state) == ([0, 0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 2, 0])
+    # North's g sows North h -> 2, then South a, b, c -> 2, 3, 2: all three taken; the
+    # chain ends at South's a though the pit before it, North's own h, holds 2.
+    state = play(position([1, 2, 1, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 4, 1], to_move=NORTH), "g")
+    assert rows(state) == ([0, 0, 0, 0, 0, 0, 0, 1], [0, 0, 0, 0, 0, 0, 0, 2])
     assert state.captured == [0, 7]
 
 
@@ -234,10 +234,11 @@ def test_unavoidable_starving_capture_counts_then_the_sweep_takes_the_rest():
 
 
 def test_unavoidable_starving_sweep_can_make_north_win():
-    state = position([0] * 8, [0, 0, 0, 0, 0, 1, 1, 0], to_move=NORTH, captured=(10, 36))
-    state.pits[0] = 0  # South is empty and North's f, g cannot reach South's row
+    # South is empty and neither of North's f, g reaches South's row.
+    state = position([0] * 8, [0, 0, 0, 0, 0, 1, 1, 0], to_move=NORTH, captured=(22, 24))
+    assert SUPERWARI.legal_moves(state, NORTH) == ["f", "g"]
     play(state, "f")
-    assert state.captured == [10, 38]
+    assert state.captured == [22, 26]
     assert SUPERWARI.result(state) == Outcome(winners=(NORTH,))
 
 
@@ -273,7 +274,7 @@ def test_24_of_48_is_not_a_majority():
 
 
 def test_majority_is_more_than_half_of_all_stones_on_other_sizes():
-    # -pits=4 -stones=1: 8 stones, 5 a majority. b's stone makes North's a 2.
+    # -pits=4 -stones=1: 8 stones, 5 a majority. d's stone makes North's a 2.
     state = SUPERWARI.setup(2, {"pits": 4, "stones": 1}, None)
     state.pits, state.captured = [0, 0, 0, 1, 1, 0, 0, 1], [3, 2]
     play(state, "d")
@@ -397,9 +398,16 @@ def test_start_board_for_south_and_the_public_is_the_seeds():
 
 
 def test_start_board_for_north_has_north_at_the_bottom():
-    assert board(SUPERWARI.setup(2, {}, None), NORTH) == START_SOUTH.replace("bob", "X").replace(
-        "alice", "bob"
-    ).replace("X", "alice").replace("Captured: bob 0, alice 0", "Captured: alice 0, bob 0")
+    assert board(SUPERWARI.setup(2, {}, None), NORTH) == """\
+   h    g    f    e    d    c    b    a
++----+----+----+----+----+----+----+----+
+|  3 |  3 |  3 |  3 |  3 |  3 |  3 |  3 |   alice
++----+----+----+----+----+----+----+----+
+|  3 |  3 |  3 |  3 |  3 |  3 |  3 |  3 |   bob
++----+----+----+----+----+----+----+----+
+   a    b    c    d    e    f    g    h
+Captured: alice 0, bob 0
+"""
 
 
 def test_midgame_board_with_two_digit_pits_from_both_sides():
@@ -452,7 +460,8 @@ def test_finished_board_says_why_it_ended():
     ]
     state = position([1, 1, 0, 0, 0, 0, 0, 0], [0] * 8, captured=(23, 23))
     play(state, "b")
-    assert board(state, NORTH).splitlines()[-1] == "alice had to leave bob with no stones, and took the rest of the board."
+    last = board(state, NORTH).splitlines()[-1]
+    assert last == "alice had to leave bob with no stones, and took the rest of the board."
     state = position([0] * 7 + [1], [2, 0, 0, 0, 0, 0, 0, 5], captured=(22, 18))
     play(state, "h")
     assert board(state, SOUTH).splitlines()[-1] == "alice has captured more than half of the stones."
@@ -471,7 +480,12 @@ def test_view_data_is_oriented_for_the_viewer():
 
 # --- properties over random games -----------------------------------------------------
 
-SIZES = [("superwari", {}), ("wari", {}), ("superwari", {"pits": 4, "stones": 1}), ("superwari", {"pits": 10, "stones": 6})]
+SIZES = [
+    ("superwari", {}),
+    ("wari", {}),
+    ("superwari", {"pits": 4, "stones": 1}),
+    ("superwari", {"pits": 10, "stones": 6}),
+]
 MOVE_BOUND = 3000  # random games here end within ~850 moves; the repetition rule ends every game
 
 

@@ -192,7 +192,7 @@ class SuperWari(Game):
             state.over = "starving"
         else:
             state.to_move = 1 - seat
-            if gain:
+            if gain:  # positions from before a capture can never recur
                 state.history.clear()
             position = self._position(state)
             if position in state.history:

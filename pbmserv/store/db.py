@@ -26,7 +26,10 @@ def make_engine(url: str) -> Engine:
         raise DatabaseError(f"{url!r} is not a database URL (try sqlite:///var/pbmserv.db)") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
-            Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            try:
+                Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
+            except OSError as error:
+                raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
         engine = create_engine(parsed, connect_args={"timeout": 30})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine

@@ -1,0 +1,102 @@
+"""Shared test fixtures: a whole server in-process (real SQLite file, real worker,
+memory transport) that tests feed with mails and read replies from."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+
+import pytest
+
+from pbmserv.config import load_config
+from pbmserv.mail.outbound import MemoryTransport, deliver_queued
+from pbmserv.store.db import open_database
+from pbmserv.store.queue import enqueue
+from pbmserv.worker import Worker
+
+FOOTER = '\n-- \npbmserv at pbmserv@localhost: send "help" for the commands.\n'
+
+
+@dataclass
+class Reply:
+    to: list[str]
+    subject: str
+    body: str  # the whole text body, footer included
+    message: EmailMessage
+
+    @property
+    def text(self) -> str:
+        """The body without the common footer."""
+        assert self.body.endswith(FOOTER), self.body
+        return self.body[: -len(FOOTER)] + "\n"
+
+
+def make_mail(sender: str, subject: str, body: str = "", *, date: datetime, message_id: str | None,
+              headers: dict[str, str] | None = None) -> bytes:
+    message = EmailMessage()
+    message["From"] = sender
+    message["To"] = "pbmserv@localhost"
+    message["Subject"] = subject
+    message["Date"] = email.utils.format_datetime(date)
+    if message_id:
+        message["Message-ID"] = message_id
+    for name, value in (headers or {}).items():
+        message[name] = value
+    message.set_content(body)
+    return message.as_bytes()
+
+
+class Server:
+    """Feed mails with `send`; each call returns the replies that mail caused."""
+
+    def __init__(self, tmp_path, **overrides):
+        sections = {"database": {"url": f"sqlite:///{tmp_path / 'test.db'}"},
+                    "security": {"password_cost": "fast"},
+                    "server": {"seed": "test"},
+                    "outbound": {"transport": "memory"}}
+        for section, keys in overrides.items():
+            sections.setdefault(section, {}).update(keys)
+        self.config = load_config(environ={}).with_overrides(**sections)
+        self.sessions = open_database(self.config.database.url)
+        self.worker = Worker(self.sessions, self.config)
+        self.transport = MemoryTransport()
+        self.clock = datetime(2026, 11, 1, 12, 0, 0)
+        self.count = 0
+
+    def send_raw(self, raw: bytes, envelope_from: str | None = None) -> list[Reply]:
+        before = len(self.transport.delivered)
+        enqueue(self.sessions, raw, self.clock, envelope_from)
+        self.worker.run_pending()
+        deliver_queued(self.sessions, self.transport, self.clock)
+        replies = []
+        for recipients, raw_reply in self.transport.delivered[before:]:
+            message = email.message_from_bytes(raw_reply, policy=email.policy.default)
+            replies.append(Reply(recipients, message["Subject"], message.get_content(), message))
+        return replies
+
+    def send(self, sender: str, subject: str, body: str = "", *, message_id: str | None = "auto",
+             headers: dict[str, str] | None = None) -> list[Reply]:
+        self.count += 1
+        self.clock += timedelta(minutes=1)
+        if message_id == "auto":
+            message_id = f"<test{self.count}@example.org>"
+        return self.send_raw(make_mail(sender, subject, body, date=self.clock, message_id=message_id,
+                                       headers=headers))
+
+    def one(self, sender: str, subject: str, body: str = "", **kwargs) -> Reply:
+        """Send and expect exactly one reply."""
+        replies = self.send(sender, subject, body, **kwargs)
+        assert len(replies) == 1, [(r.to, r.subject) for r in replies]
+        return replies[0]
+
+    def signup(self, *userids: str) -> None:
+        for userid in userids:
+            self.one(f"{userid}@example.org", f"signup {userid} {userid}-pw")
+
+
+@pytest.fixture
+def server(tmp_path) -> Server:
+    return Server(tmp_path)

@@ -1,0 +1,134 @@
+"""`pbmserv replay` and `migrate` end to end: whole games by mail, repeatable replies,
+duplicates, loop rules, and clear failures."""
+
+from __future__ import annotations
+
+import mailbox
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from sqlalchemy import create_engine, select
+from sqlalchemy.orm import Session
+
+from pbmserv.cli import main
+from pbmserv.store.models import GameRecord
+from mailgen import game_mails, mail, write_mbox
+
+ROOT = Path(__file__).parent.parent
+
+
+def replies(outbox: Path) -> list[tuple[str, str, str]]:
+    """(To, Subject, body) of every reply, in the order the server wrote them."""
+    def order(path: Path) -> tuple[int, int]:
+        inbound, number = re.search(r"\.(\d+)\.(\d+)_", path.name).groups()
+        return int(inbound), int(number)
+    found = []
+    for path in sorted((outbox / "new").iterdir(), key=order):
+        message = mailbox.MaildirMessage(path.read_bytes())
+        found.append((message["To"], message["Subject"], message.get_payload(decode=True).decode()))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def in_tmp(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize("game, params", [("superwari", ""), ("wari", ""), ("superwari", "-pits=5 -stones=2")])
+@pytest.mark.parametrize("seed", [1, 2])
+def test_a_whole_game_by_mail(tmp_path, capsys, game, params, seed):
+    box = write_mbox(tmp_path / "game.mbox", game_mails(game, seed=seed, params=params))
+    assert main(["replay", str(box), "--outbox", "out"]) == 0
+    out = capsys.readouterr().out
+    count = len(mailbox.mbox(str(box)))
+    assert f"Replayed {count} mails: {count} answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in out
+    sent = replies(tmp_path / "out")
+    assert f"replies written to out/new/" in out and f"{len(sent)} replies" in out
+    assert not [subject for _to, subject, _body in sent if "rror" in subject]
+    title = "Super-Wari" if game == "superwari" else "Wari"
+    final = [body for _to, subject, body in sent if subject == f"{title} Board 101"]
+    assert len(final) == 3  # the last move to both players, then the `show`
+    assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final[-1], re.MULTILINE)
+
+
+def test_replaying_the_same_mailbox_twice_gives_identical_replies(tmp_path):
+    box = write_mbox(tmp_path / "game.mbox", game_mails("superwari", seed=3))
+    assert main(["replay", str(box), "--outbox", "first"]) == 0
+    assert main(["replay", str(box), "--outbox", "second"]) == 0
+    first, second = replies(tmp_path / "first"), replies(tmp_path / "second")
+    assert len(first) > 20 and first == second
+
+
+def test_maildir_and_mbox_are_merged_in_date_order(tmp_path, capsys):
+    mails = game_mails("wari", seed=4)
+    write_mbox(tmp_path / "odd.mbox", mails[1::2])
+    folder = mailbox.Maildir(str(tmp_path / "even"), create=True)
+    for message in mails[0::2]:
+        folder.add(message)
+    assert main(["replay", str(tmp_path / "odd.mbox"), str(tmp_path / "even"), "--outbox", "out"]) == 0
+    assert f"{len(mails)} answered" in capsys.readouterr().out
+    assert re.search(r"^(Game won by|Game was a tie)", replies(tmp_path / "out")[-1][2], re.MULTILINE)
+
+
+def test_duplicates_and_auto_replies_are_not_answered(tmp_path, capsys):
+    signup = mail("alice@example.org", "signup alice alice-secret", "", game_mails()[0]["Date"].datetime, 1)
+    vacation = mail("bob@example.org", "Out of office: signup bob x", "I am away.",
+                    game_mails()[1]["Date"].datetime, 2, Auto_Submitted="auto-replied")
+    box = write_mbox(tmp_path / "mixed.mbox", [signup, signup, vacation])
+    assert main(["replay", str(box), "--outbox", "out"]) == 0
+    assert ("Replayed 3 mails: 1 answered, 1 ignored (loop rules), 1 duplicates, 0 failed."
+            in capsys.readouterr().out)
+    assert [(to, subject) for to, subject, _ in replies(tmp_path / "out")] == [
+        ("alice@example.org", "pbmserv signup")]
+
+
+def test_db_option_keeps_the_database(tmp_path):
+    box = write_mbox(tmp_path / "game.mbox", game_mails("wari", seed=5))
+    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    assert main(["replay", str(box), "--db", url, "--outbox", "out"]) == 0
+    with Session(create_engine(url)) as session:
+        record = session.scalar(select(GameRecord))
+        assert (record.game_type, record.board, record.status) == ("wari", 101, "finished")
+
+
+def test_the_bundled_example_plays_a_whole_game(tmp_path):
+    assert main(["replay", str(ROOT / "examples" / "superwari-game.mbox"), "--outbox", "out"]) == 0
+    assert re.search(r"^Game won by (alice|bob)\.$|^Game was a tie\.$", replies(tmp_path / "out")[-1][2],
+                     re.MULTILINE)
+
+
+@pytest.mark.parametrize("argv, code, message", [
+    (["replay"], 2, "pbmserv replay: the following arguments are required: mailbox (see pbmserv replay --help)"),
+    (["replay", "absent.mbox"], 1, "pbmserv: absent.mbox: no such file or directory"),
+    (["nosuch"], 2, "pbmserv: argument COMMAND: invalid choice: 'nosuch'"),
+    (["replay", "--db", "nonsense", "x.mbox"], 1, "pbmserv: "),
+])
+def test_bad_arguments_give_one_line_and_a_non_zero_exit(tmp_path, capsys, argv, code, message):
+    (tmp_path / "x.mbox").write_text("")
+    assert main(argv) == code
+    err = capsys.readouterr().err
+    assert err.startswith(message) and err.count("\n") == 1
+
+
+def test_an_unreachable_database_is_one_clear_line(tmp_path, capsys):
+    (tmp_path / "blocker").write_text("a file where a folder should be")
+    box = write_mbox(tmp_path / "game.mbox", game_mails()[:1])
+    assert main(["replay", str(box), "--db", f"sqlite:///{tmp_path / 'blocker' / 'x.db'}"]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("pbmserv: ") and err.count("\n") == 1
+
+
+def test_migrate_and_module_entry_point(tmp_path):
+    env = {"PBMSERV_DATABASE_URL": f"sqlite:///{tmp_path / 'm.db'}", "PATH": "/usr/bin:/bin"}
+    done = subprocess.run([sys.executable, "-m", "pbmserv", "migrate"], capture_output=True, text=True,
+                          env=env, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == f"Database sqlite:///{tmp_path / 'm.db'} is up to date.\n"
+    helped = subprocess.run([sys.executable, "-m", "pbmserv", "replay", "--help"], capture_output=True,
+                            text=True, cwd=ROOT)
+    assert helped.returncode == 0 and "--outbox DIR" in helped.stdout
