@@ -9,16 +9,20 @@ import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
 
+from sqlalchemy import select
+from sqlalchemy.orm import sessionmaker
+
 from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued
-from .store.db import DatabaseError, open_database
+from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
 from .store.queue import enqueue
 from .worker import Worker
 
 DEFAULT_REPLAY_OUTBOX = "var/replay-outbox"
 DEFAULT_REPLAY_SEED = "replay"
+REPLAY_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # the clock when no mail has a Date
 
 
 class UsageError(Exception):
@@ -41,37 +45,43 @@ def utcnow() -> datetime:
 
 
 def cmd_replay(args: argparse.Namespace, config: Config) -> int:
-    """Feed mailboxes through the queue and worker in Date order; replies to a Maildir."""
+    """Feed mailboxes through the queue and worker in Date order; replies to a Maildir.
+
+    A temporary database is thrown away afterwards, so its password hashes use the
+    fast cost: replaying thousands of mails then takes seconds, not minutes."""
     if not config.server.seed:
         config = config.with_overrides(server={"seed": DEFAULT_REPLAY_SEED})
+    if not args.db:
+        config = config.with_overrides(security={"password_cost": "fast"})
     raws = read_mailboxes(args.mailbox)
+    outbox = Path(args.outbox)
     with tempfile.TemporaryDirectory(prefix="pbmserv-replay-") as scratch:
-        url = args.db or f"sqlite:///{Path(scratch) / 'replay.db'}"
-        sessions = open_database(url)
-        outbox = Path(args.outbox)
-        transport = MaildirTransport(outbox)
-        dates = [message_date(raw) for raw in raws]
-        clock = naive_utc(min((d for d in dates if d), default=None) or datetime.now(timezone.utc))
-        worker = Worker(sessions, config)
-        stored = duplicates = 0
-        for raw, date in zip(raws, dates):
-            clock = naive_utc(date) if date else clock
-            _id, new = enqueue(sessions, raw, clock)
-            stored += new
-            duplicates += not new
-            worker.run_pending()
-        delivered = deliver_queued(sessions, transport, clock)
-        with sessions() as session:
-            statuses = [row.status for row in session.query(Inbound.status)]
-            failed = session.query(Inbound).filter(Inbound.status == "failed").all()
-            for row in failed:
-                last_line = row.error.strip().splitlines()[-1] if row.error.strip() else "unknown error"
-                print(f"pbmserv replay: mail {row.message_id} failed: {last_line}", file=sys.stderr)
-        sessions.kw["bind"].dispose()
+        engine = make_engine(args.db or f"sqlite:///{Path(scratch) / 'replay.db'}")
+        try:
+            migrate(engine)
+            sessions = sessionmaker(engine, expire_on_commit=False)
+            worker = Worker(sessions, config)
+            dates = [message_date(raw) for raw in raws]
+            clock = naive_utc(min((d for d in dates if d), default=REPLAY_EPOCH))
+            duplicates = 0
+            for raw, date in zip(raws, dates):
+                clock = naive_utc(date) if date else clock
+                duplicates += not enqueue(sessions, raw, clock)[1]
+                worker.run_pending()
+            delivered = deliver_queued(sessions, MaildirTransport(outbox), clock)
+            with sessions() as session:
+                rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)).all()
+        finally:
+            engine.dispose()
+    statuses = [row.status for row in rows]
+    for row in rows:
+        if row.status == "failed":
+            last_line = (row.error.strip().splitlines() or ["unknown error"])[-1]
+            print(f"pbmserv replay: mail {row.message_id} failed: {last_line}", file=sys.stderr)
     print(f"Replayed {len(raws)} mails: {statuses.count('done')} answered, {statuses.count('ignored')} ignored "
-          f"(loop rules), {duplicates} duplicates, {len(failed)} failed.")
+          f"(loop rules), {duplicates} duplicates, {statuses.count('failed')} failed.")
     print(f"{delivered} replies written to {outbox / 'new'}/")
-    return 1 if failed else 0
+    return 1 if "failed" in statuses else 0
 
 
 def cmd_migrate(args: argparse.Namespace, config: Config) -> int:

@@ -37,6 +37,7 @@ def in_tmp(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")  # for --db; replay's own db is fast anyway
 
 
 @pytest.mark.parametrize("game, params", [("superwari", ""), ("wari", ""), ("superwari", "-pits=5 -stones=2")])
