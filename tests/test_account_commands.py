@@ -4,6 +4,9 @@ the loop guard. Every reply text is compared as a whole."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 from datetime import timedelta
 
 import pytest
@@ -117,6 +120,22 @@ def body_of(reply) -> str:
 
 def assert_error(reply, text: str, to: str) -> None:
     assert (reply.subject, reply.to, body_of(reply)) == ("pbmserv error", [to], text)
+
+
+@pytest.fixture
+def server(tmp_path):
+    """conftest's server, with its SQLite file in memory-backed /dev/shm where there is
+    one: the same server, without the disk syncs that would make these tests slow."""
+    if not os.path.isdir("/dev/shm"):
+        yield Server(tmp_path)
+        return
+    directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir="/dev/shm")
+    try:
+        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"})
+        yield server
+        server.sessions.kw["bind"].dispose()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 # --- help and list ------------------------------------------------------------------

@@ -5,9 +5,14 @@ that nothing changed."""
 
 from __future__ import annotations
 
+import os
+import shutil
+import tempfile
 import random
+import sqlite3
 
 import pytest
+from conftest import Server
 from sqlalchemy import func, select
 
 from pbmserv.games import get_game
@@ -63,6 +68,22 @@ def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
     if board:
         text += "\n" + board
     return text + f"\nYour message:\n{quoted}\n"
+
+
+@pytest.fixture
+def server(tmp_path):
+    """conftest's server, with its SQLite file in memory-backed /dev/shm where there is
+    one: the same server, without the disk syncs that would make these tests slow."""
+    if not os.path.isdir("/dev/shm"):
+        yield Server(tmp_path)
+        return
+    directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir="/dev/shm")
+    try:
+        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"})
+        yield server
+        server.sessions.kw["bind"].dispose()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 START_ALICE = """\
@@ -153,13 +174,39 @@ SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES)
 
 
 @pytest.fixture
-def game(server):
-    """alice (South) against bob on Super-Wari board 101, after alice c and bob c."""
-    server.signup("alice", "bob", "carol")
-    server.send(ALICE, "superwari challenge alice alice-pw bob")
-    server.send(ALICE, "superwari move 101 alice alice-pw c")
-    server.send(BOB, "superwari move 101 bob bob-pw c")
+def game(server, game_template):
+    """alice (South) against bob on Super-Wari board 101, after alice c and bob c
+    (played once per module, then copied into each test's fresh database)."""
+    path, count, clock = game_template
+    source, target = sqlite3.connect(path), sqlite3.connect(database_path(server))
+    try:
+        source.backup(target)
+    finally:
+        source.close()
+        target.close()
+    server.count, server.clock = count, clock  # so Message-IDs and dates go on, not repeat
     return server
+
+
+@pytest.fixture(scope="module")
+def game_template(tmp_path_factory):
+    directory = tempfile.mkdtemp(prefix="pbmserv-template-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    try:
+        server = Server(tmp_path_factory.mktemp("template"), database={"url": f"sqlite:///{directory}/test.db"})
+        server.signup("alice", "bob", "carol")
+        server.send(ALICE, "superwari challenge alice alice-pw bob")
+        server.send(ALICE, "superwari move 101 alice alice-pw c")
+        server.send(BOB, "superwari move 101 bob bob-pw c")
+        yield database_path(server), server.count, server.clock
+        server.sessions.kw["bind"].dispose()
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def database_path(server) -> str:
+    url = server.config.database.url
+    assert url.startswith("sqlite:///")
+    return url[len("sqlite:///"):]
 
 
 def shown(server, command: str = "superwari show 101") -> str:

@@ -33,13 +33,16 @@ def load_board(ctx: Context, game: Game, text: str) -> GameRecord:
     return record
 
 
-def player_seat(record: GameRecord, user: User, game: Game) -> int:
+def load_player(ctx: Context, game: Game, board: str, userid: str, password: str) -> tuple[GameRecord, User, int]:
+    """The board, the authenticated user and their seat on it, or the error saying which is wrong."""
+    record = load_board(ctx, game, board)
+    user = authenticate(ctx, userid, password)
     seat = seat_of(record, user)
     if seat is None:
         raise CommandError(
             f"{user.userid} does not play on {game.title} board {record.board}; its players are {', '.join(names(record))}.",
             "Check the board number and the userid.", board=record)
-    return seat
+    return record, user, seat
 
 
 def check_active(record: GameRecord, game: Game, user: User) -> None:
@@ -136,9 +139,7 @@ class MoveCommand(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password, *words = args
-        record = load_board(ctx, game, board)
-        user = authenticate(ctx, userid, password)
-        seat = player_seat(record, user, game)
+        record, user, seat = load_player(ctx, game, board, userid, password)
         check_active(record, game, user)
         text = " ".join(words)
         guard = GUARD.match(text)
@@ -202,9 +203,7 @@ class ShowAs(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password = args
-        record = load_board(ctx, game, board)
-        user = authenticate(ctx, userid, password)
-        seat = player_seat(record, user, game)
+        record, user, seat = load_player(ctx, game, board, userid, password)
         state = current_state(record)
         ctx.reply(subject(record, state), board_text(ctx.config, record, state, seat))
         return f"{game.title} board {record.board} sent as {user.userid} sees it."
@@ -220,9 +219,7 @@ class Resign(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password = args
-        record = load_board(ctx, game, board)
-        user = authenticate(ctx, userid, password)
-        seat = player_seat(record, user, game)
+        record, user, seat = load_player(ctx, game, board, userid, password)
         check_active(record, game, user)
         state = current_state(record)
         record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
