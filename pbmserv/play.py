@@ -142,13 +142,12 @@ def recent_moves(record: GameRecord, limit: int, upto: int | None = None) -> lis
 
 
 def board_text(config: Config, record: GameRecord, state: State, viewer: int | None,
-               comments: list[tuple[str, str]] = (), upto: int | None = None) -> str:
+               comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "") -> str:
     """The body of a board mail as seat `viewer` (None: the public) sees it."""
     game = engine_of(record)
     players = names(record)
     rows = recent_moves(record, config.limits.recent_moves, upto)
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
-    note = ""
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."
     return render(

@@ -90,7 +90,7 @@ class Handler:
             return
         mail = parse_message(row.raw, is_command, takes_text)
         self.mail = mail
-        self.secrets = [w for line in mail.commands for w in password_words(line.words)]
+        self.secrets = self.passwords_in(mail)
         self.registered = is_registered_address(self.session, mail.sender)
         limit = self.config.limits.commands_per_mail
         if not mail.commands:
@@ -141,18 +141,24 @@ class Handler:
         """One `pbmserv results` mail lists each line with its result; the mails the
         commands cause for others still go out."""
         results = []
+        recipients = [self.mail.reply_to]  # and the addresses of users who authenticated
+        failed = False
         for line in lines:
             ctx, outcome = self.run(line)
             if isinstance(outcome, CommandError):
+                failed = True
                 results.append((self.mask(line.text), self.error_text(outcome, with_board=False)))
                 continue
             answer = "\n".join(mail.body.rstrip("\n") for mail in ctx.replies) or outcome
             results.append((self.mask(line.text), answer))
+            recipients += [a for mail in ctx.replies for a in mail.to if a.lower() not in map(str.lower, recipients)]
             self.outgoing += ctx.notices
         if skipped > 0:
-            results.append(("...", f"{skipped} more command line(s) were not read: at most "
+            results.append(("...", f"{skipped} more command lines were not read: at most "
                                    f"{self.config.limits.commands_per_mail} commands a mail."))
-        self.outgoing.append(Mail([self.mail.reply_to], "pbmserv results", render("results.txt", results=results)))
+        if failed and not self.registered and self.suppressed():
+            return
+        self.outgoing.append(Mail(recipients, "pbmserv results", render("results.txt", results=results)))
 
     # --- errors ------------------------------------------------------------------------
     def error_subject(self, error: CommandError) -> str:
@@ -176,18 +182,32 @@ class Handler:
         """The error to the sender; to an unregistered address it quotes only the
         command line, and only a few times a day (no backscatter)."""
         if self.registered:
-            quoted = self.quote(self.mail.text if not self.mail.from_subject else
-                                f"Subject: {self.mail.subject}\n\n{self.mail.text}")
+            quoted = self.quote(f"Subject: {self.mail.subject}\n\n{self.mail.text}")
         else:
-            if rate_limited(self.session, "unregistered-error", self.mail.sender.lower(), self.now,
-                            self.config.limits.unregistered_errors_per_day):
-                self.row.error = "error reply suppressed: rate limit for unregistered addresses"
+            if self.suppressed():
                 return
             quoted = self.quote(quoted_line)
         if self.mail.reply_to:
             self.outgoing.append(Mail([self.mail.reply_to], subject, self.error_text(error, quoted=quoted)))
 
+    def suppressed(self) -> bool:
+        """Count an error reply to an unregistered address; True if it is over the
+        daily limit and must not be sent."""
+        if rate_limited(self.session, "unregistered-error", self.mail.sender.lower(), self.now,
+                        self.config.limits.unregistered_errors_per_day):
+            self.row.error = "error reply suppressed: rate limit for unregistered addresses"
+            return True
+        return False
+
     # --- masking and quoting -------------------------------------------------------
+    @staticmethod
+    def passwords_in(mail: ParsedMail) -> list[str]:
+        """The passwords on every line of the mail that reads as a command, run or not
+        (quoted lines too), so no quote of the mail can echo one."""
+        lines = [mail.subject, *mail.text.split("\n")]
+        return sorted({word for line in lines
+                       for word in password_words(line.lstrip("> \t").split())}, key=len, reverse=True)
+
     def mask(self, text: str) -> str:
         for secret in self.secrets:
             text = re.sub(rf"(?<!\S){re.escape(secret)}(?!\S)", MASK, text)

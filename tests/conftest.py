@@ -17,7 +17,7 @@ from pbmserv.store.db import open_database
 from pbmserv.store.queue import enqueue
 from pbmserv.worker import Worker
 
-FOOTER = '\n-- \npbmserv at pbmserv@localhost: send "help" for the commands.\n'
+FOOTER = '\n\n-- \npbmserv at pbmserv@localhost: send "help" for the commands.\n'
 
 
 @dataclass

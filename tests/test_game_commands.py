@@ -6,10 +6,10 @@ that nothing changed."""
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import random
+import shutil
 import sqlite3
+import tempfile
 
 import pytest
 from conftest import Server
@@ -70,20 +70,30 @@ def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
     return text + f"\nYour message:\n{quoted}\n"
 
 
+FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one
+
+
 @pytest.fixture
-def server(tmp_path):
-    """conftest's server, with its SQLite file in memory-backed /dev/shm where there is
-    one: the same server, without the disk syncs that would make these tests slow."""
-    if not os.path.isdir("/dev/shm"):
-        yield Server(tmp_path)
-        return
-    directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir="/dev/shm")
-    try:
-        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"})
-        yield server
+def make_server(tmp_path):
+    """conftest's Server, with its SQLite file in /dev/shm where there is one: the same
+    server, without the disk syncs that would make these tests slow."""
+    made: list[tuple[Server, str]] = []
+
+    def make(**overrides) -> Server:
+        directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
+        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"}, **overrides)
+        made.append((server, directory))
+        return server
+
+    yield make
+    for server, directory in made:
         server.sessions.kw["bind"].dispose()
-    finally:
         shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def server(make_server):
+    return make_server()
 
 
 START_ALICE = """\
@@ -190,7 +200,7 @@ def game(server, game_template):
 
 @pytest.fixture(scope="module")
 def game_template(tmp_path_factory):
-    directory = tempfile.mkdtemp(prefix="pbmserv-template-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+    directory = tempfile.mkdtemp(prefix="pbmserv-template-", dir=FAST_DIR)
     try:
         server = Server(tmp_path_factory.mktemp("template"), database={"url": f"sqlite:///{directory}/test.db"})
         server.signup("alice", "bob", "carol")
@@ -333,8 +343,8 @@ PARAMS_HINT = "Parameters of Super-Wari: -pits=N, -stones=N. Send 'superwari hel
 
 @pytest.mark.parametrize("args, problem, instead", [
     ("alice alice-pw zed", "There is no user zed.", "Check the spelling of your opponents' userids."),
-    ("alice alice-pw alice", "alice is named twice.", "Name each player once."),
-    ("alice alice-pw ALICE", "alice is named twice.", "Name each player once."),
+    ("alice alice-pw alice", "You cannot challenge yourself.", "Name your opponents' userids after your password."),
+    ("alice alice-pw ALICE", "You cannot challenge yourself.", "Name your opponents' userids after your password."),
     ("alice alice-pw bob Bob", "bob is named twice.", "Name each player once."),
     ("alice alice-pw bob carol", "Super-Wari is played by 2 players, not 3.", CHALLENGE_USAGE),
     ("alice alice-pw -pits=6", "Super-Wari is played by 2 players, not 1.", CHALLENGE_USAGE),
@@ -364,13 +374,12 @@ def test_wari_takes_no_parameters(server):
     server.signup("alice", "bob")
     reply = server.one(ALICE, "wari challenge alice alice-pw bob -pits=6")
     assert reply.subject == "Wari error"
-    assert body_of(reply).split("\n")[0] == "Wari has no parameter '-pits=6'."
+    assert body_of(reply).split("\n")[:2] == ["Wari takes no parameters, so '-pits=6' cannot be used.",
+                                              "Send: wari challenge USERID PASSWORD OPPONENT"]
     assert body_of(reply).endswith(f"\n\nYour message:\n> Subject: wari challenge alice {MASK} bob -pits=6\n")
     assert game_count(server) == 0
 
 
-@pytest.mark.xfail(reason="'Parameters of Wari: none. Send 'wari help' for their meaning.' for a game "
-                          "without parameters: pbmserv/commands/game.py:119-121", strict=True)
 def test_wari_parameter_error_says_it_takes_none(server):
     server.signup("alice", "bob")
     reply = server.one(ALICE, "wari challenge alice alice-pw bob -pits=6")
@@ -378,8 +387,6 @@ def test_wari_parameter_error_says_it_takes_none(server):
     assert "for their meaning" not in reply.body
 
 
-@pytest.mark.xfail(reason="the word-count error names only the game ('superwari: too few words'), not "
-                          "the command: pbmserv/commands/base.py:95", strict=True)
 @pytest.mark.parametrize("subject, problem", [
     ("superwari challenge alice alice-pw", "superwari challenge: too few words for this command."),
     ("superwari move 101 alice alice-pw", "superwari move: too few words for this command."),
@@ -553,10 +560,15 @@ def test_move_out_of_turn_shows_the_senders_side(game):
 def test_illegal_move(game, move, why):
     reply = game.one(ALICE, f"superwari move 101 alice alice-pw {move}")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [ALICE], error(
-        f"Move {move} is not legal on board 101: {why}",
+        f"Move {move} is not legal on board 101: {why}.",
         "Send instead: superwari move 101 alice PASSWORD MOVE\nwhere MOVE is one of: a, b, d, e, f, g, h.",
         f"> Subject: superwari move 101 alice {MASK} {move}", SHOW_2))
     assert_unchanged(game)
+
+
+def test_illegal_move_problem_is_a_sentence(game):
+    reply = game.one(ALICE, "superwari move 101 alice alice-pw c")
+    assert body_of(reply).split("\n")[0] == "Move c is not legal on board 101: pit c is empty."
 
 
 STARVING_BOARD = summary("It is alice's turn.", drawing("bob", [0, 2, 2, 2], "alice", [3, 1, 3, 3]),
@@ -578,20 +590,17 @@ def test_starving_move_is_refused(starving):
     lines = body_of(reply).split("\n")
     assert reply.subject == "Super-Wari Board 101 Error"
     assert lines[0].startswith("Move d is not legal on board 101: that move would leave ")
-    assert lines[0].endswith(" with no stones; you must play a, b or c")
+    assert lines[0].endswith(" with no stones; you must play a, b or c.")
     assert "\n".join(lines[1:]) == error(
         "", "Send instead: superwari move 101 alice PASSWORD MOVE\nwhere MOVE is one of: a, b, c.",
         f"> Subject: superwari move 101 alice {MASK} d", STARVING_BOARD)[1:]
     assert body_of(starving.one(CAROL, "superwari show 101")) == STARVING_BOARD
 
 
-@pytest.mark.xfail(reason="the engine says 'your opponent' where the rules page (shared/rules/superwari.md, "
-                          "Notation) says 'that move would leave bob with no stones': "
-                          "pbmserv/games/superwari.py:194", strict=True)
 def test_starving_error_names_the_opponent(starving):
     reply = starving.one(ALICE, "superwari move 101 alice alice-pw d")
     assert body_of(reply).split("\n")[0] == (
-        "Move d is not legal on board 101: that move would leave bob with no stones; you must play a, b or c")
+        "Move d is not legal on board 101: that move would leave bob with no stones; you must play a, b or c.")
 
 
 def test_move_on_a_finished_game(game):
@@ -658,9 +667,6 @@ def test_show_after_n_moves(game):
         "It is alice's turn.\n", "It is alice's turn.\nPosition after move 2 of 2.\n")
 
 
-@pytest.mark.xfail(reason="the subject of 'show 101#1' names who was to move then (bob), not who is to "
-                          "move now, so subject filters mistake it for a turn notice: "
-                          "pbmserv/commands/game.py:201", strict=True)
 def test_show_of_an_old_position_keeps_the_boards_current_subject(game):
     assert game.one(ALICE, "superwari show 101#1").subject == "Super-Wari Board 101 alice"
 
@@ -712,10 +718,11 @@ def test_showas_errors_show_the_public_board(game, args, problem, instead):
 def test_resign_ends_the_game(game):
     replies = game.send(ALICE, "superwari resign 101 alice alice-pw", "Well played.")
     table = "     alice   bob\n  1. c       c\n  2. resign\n"
-    comments = "alice writes:\nalice resigns.\nWell played.\n"
+    comments = "alice writes:\nWell played.\n"
+    note = "alice resigned."
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("Super-Wari Board 101", [ALICE], summary("Game won by bob.", BOARD_2_ALICE, table, comments=comments)),
-        ("Super-Wari Board 101", [BOB], summary("Game won by bob.", BOARD_2_BOB, table, comments=comments)),
+        ("Super-Wari Board 101", [ALICE], summary("Game won by bob.", BOARD_2_ALICE, table, note, comments)),
+        ("Super-Wari Board 101", [BOB], summary("Game won by bob.", BOARD_2_BOB, table, note, comments)),
     ]
     with game.sessions() as session:
         record = find_game(session, "superwari", 101)

@@ -190,7 +190,7 @@ def test_nothing_is_captured_when_the_last_stone_is_on_own_side():
 def test_capturing_all_the_opponents_stones_is_forbidden_when_avoidable():
     state = position([1, 0, 0, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 0, 0, 0])
     assert SUPERWARI.legal_moves(state, SOUTH) == ["a"]
-    assert error(state, "h") == "that move would leave your opponent with no stones; you must play a"
+    assert error(state, "h") == "that move would leave {seat1} with no stones; you must play a"
     play(state, "a")
     assert rows(state) == ([0, 1, 0, 0, 0, 0, 0, 1], [2, 0, 0, 0, 0, 0, 0, 0])
 
@@ -199,7 +199,7 @@ def test_an_opponent_with_no_stones_must_be_fed_when_possible():
     # North has nothing: a reaches only South's b; f, g and h reach North.
     state = position([1, 0, 0, 0, 0, 3, 2, 1], [0] * 8)
     assert SUPERWARI.legal_moves(state, SOUTH) == ["f", "g", "h"]
-    assert error(state, "a") == "that move would leave your opponent with no stones; you must play f, g or h"
+    assert error(state, "a") == "that move would leave {seat1} with no stones; you must play f, g or h"
     play(state, "g")
     assert rows(state) == ([1, 0, 0, 0, 0, 3, 0, 2], [1, 0, 0, 0, 0, 0, 0, 0])
     assert state.over is None and state.captured == [0, 0]
@@ -207,7 +207,7 @@ def test_an_opponent_with_no_stones_must_be_fed_when_possible():
 
 def test_the_forced_pit_is_named_alone_when_only_one_feeds():
     state = position([1, 0, 0, 0, 0, 0, 0, 2], [0] * 8)
-    assert error(state, "A") == "that move would leave your opponent with no stones; you must play h"
+    assert error(state, "A") == "that move would leave {seat1} with no stones; you must play h"
 
 
 def test_unavoidable_starving_takes_every_stone_left_and_ends_the_game():
@@ -292,7 +292,7 @@ def test_a_repeated_position_gives_each_player_their_own_side(captured, outcome)
     play(state, *"aabbccddeeffgg", "h")
     assert rows(state) == ([0] * 8, [1, 0, 0, 0, 0, 0, 0, 1])
     assert SUPERWARI.legal_moves(state, NORTH) == ["h"]
-    assert error(state, "a") == "that move would leave your opponent with no stones; you must play h"
+    assert error(state, "a") == "that move would leave {seat0} with no stones; you must play h"
     play(state, "h")
     assert state.over == "repetition"
     assert state.pits == [0] * 16
@@ -365,7 +365,7 @@ def test_bad_moves_get_precise_errors(text, message):
 
 def test_only_the_seat_to_move_may_move():
     state = SUPERWARI.setup(2, {}, None)
-    assert error(state, "a", seat=NORTH) == "it is not your turn; your opponent is to move"
+    assert error(state, "a", seat=NORTH) == "it is not your turn; {seat0} is to move"
 
 
 def test_apply_refuses_an_illegal_move():

@@ -15,6 +15,14 @@ ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*")
 RESERVED_USERIDS = {"all", "error"}  # words of the board subjects
 
 
+def plural(count: int, noun: str) -> str:
+    """'1 broadcast', '2 broadcasts', '3 players of superwari'."""
+    if count == 1:
+        return f"1 {noun}"
+    first, _, rest = noun.partition(" ")
+    return f"{count} {first}s" + (f" {rest}" if rest else "")
+
+
 def check_userid(userid: str) -> None:
     if not USERID.fullmatch(userid):
         raise CommandError(
@@ -215,20 +223,22 @@ class Broadcast(Command):
             if user not in audience and not is_admin:
                 raise CommandError(f"Only players of {game.name} may broadcast to them, and {user.userid} has not played it.",
                                    "Send a message to players you know instead: message USERID PASSWORD TO_USERID ...")
-            label = f"players of {game.name}"
+            label = f"player of {game.name}"
         elif is_admin:
-            audience, label = all_users(ctx.session), "users"
+            audience, label = all_users(ctx.session), "user"
         else:
             raise CommandError("Only admins may broadcast to every user.",
                                f"Name a game you play: broadcast {user.userid} PASSWORD GAME")
         text = relay_text(ctx, self.usage())
         if not is_admin and rate_limited(ctx.session, "broadcast", user.userid_key, ctx.now,
                                          ctx.config.limits.broadcasts_per_day):
-            raise CommandError(f"{user.userid} has sent {ctx.config.limits.broadcasts_per_day} broadcast(s) in the last 24 hours, the limit.",
+            limit = ctx.config.limits.broadcasts_per_day
+            raise CommandError(f"{user.userid} has sent {plural(limit, 'broadcast')} in the last 24 hours, the limit.",
                                "Send it again tomorrow.")
         recipients = [u for u in audience if u.id != user.id]
         for recipient in recipients:
             ctx.notify(recipient.emails, f"[pbmserv] Broadcast from {user.userid} via PBM Server",
                        render("commands/broadcast.txt", address=ctx.config.server.address, text=text))
-        ctx.reply("pbmserv broadcast", f"Your broadcast was sent to {len(recipients)} {label}.\n", also_to=user.emails)
-        return f"Broadcast sent to {len(recipients)} {label}."
+        sent_to = f"{plural(len(recipients), label)}"
+        ctx.reply("pbmserv broadcast", f"Your broadcast was sent to {sent_to}.\n", also_to=user.emails)
+        return f"Broadcast sent to {sent_to}."

@@ -85,13 +85,17 @@ class Command:
     password_args: ClassVar[tuple[int, ...]] = ()  # argument positions to mask in quotes
     takes_text: ClassVar[bool] = False  # the lines below it are its text (message, broadcast)
 
+    def label(self, game: Game | None = None) -> str:
+        """The command's name as written: `change password`, `superwari move`."""
+        return self.name
+
     def usage(self, game: Game | None = None) -> str:
-        return " ".join(part for part in (self.name, self.arguments) if part)
+        return " ".join(part for part in (self.label(game), self.arguments) if part)
 
     def check_arity(self, args: list[str], game: Game | None = None) -> None:
         if len(args) < self.min_args or (self.max_args is not None and len(args) > self.max_args):
             count = "too few" if len(args) < self.min_args else "too many"
-            raise CommandError(f"{self.usage(game).split()[0]}: {count} words for this command.",
+            raise CommandError(f"{self.label(game)}: {count} words for this command.",
                                f"Send: {self.usage(game)}")
 
     def run(self, ctx: Context, args: list[str]) -> str:
@@ -102,9 +106,8 @@ class Command:
 class GameCommand(Command):
     """A command written after a game's name: `superwari move 101 ...`."""
 
-    def usage(self, game: Game | None = None) -> str:
-        prefix = game.name if game is not None else "GAME"
-        return " ".join(part for part in (prefix, self.name, self.arguments) if part)
+    def label(self, game: Game | None = None) -> str:
+        return f"{game.name if game is not None else 'GAME'} {self.name}"
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:  # type: ignore[override]
         raise NotImplementedError
@@ -182,11 +185,15 @@ def takes_text(words: list[str]) -> bool:
 
 
 def password_words(words: list[str]) -> list[str]:
-    """The passwords a command line carries, so quotes of it can mask them."""
+    """The passwords a command line carries, so quotes of it can mask them. For a
+    family with a wrong second word (`change passwd ...`) every member's password
+    positions count."""
     try:
         found = resolve(words)
     except CommandError:
-        return []
+        family = [c for name, c in account_commands.items() if name.split()[0] == words[0].lower()]
+        args = words[2:]
+        return [args[i] for cmd in family for i in cmd.password_args if i < len(args)]
     if found is None:
         return []
     cmd, _game, args = found

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from ..games import Game, State
+from ..games.base import fill_seats
 from ..play import (board_text, current_state, names, record_action, replay, seat_of, start_game,
                     status_line, subject)
 from ..store.models import GameRecord, User
@@ -53,7 +54,7 @@ def check_active(record: GameRecord, game: Game, user: User) -> None:
 
 
 def send_boards(ctx: Context, record: GameRecord, state: State, actor: User,
-                comments: list[tuple[str, str]], new: bool = False) -> None:
+                comments: list[tuple[str, str]], new: bool = False, note: str = "") -> None:
     """One board mail to every player, each from that player's own side. The actor's
     copy also goes to the address the command came from, if it is not registered."""
     mail_subject = subject(record, state, new=new)
@@ -61,7 +62,7 @@ def send_boards(ctx: Context, record: GameRecord, state: State, actor: User,
         to = seat.user.emails
         if seat.user_id == actor.id and ctx.mail.reply_to.lower() not in {a.lower() for a in to}:
             to = to + [ctx.mail.reply_to]
-        ctx.notify(to, mail_subject, board_text(ctx.config, record, state, seat.seat, comments))
+        ctx.notify(to, mail_subject, board_text(ctx.config, record, state, seat.seat, comments, note=note))
 
 
 def legal_hint(game: Game, state: State, seat: int) -> str:
@@ -100,6 +101,8 @@ class Challenge(GameCommand):
             opponent = find_user(ctx.session, name)
             if opponent is None:
                 raise CommandError(f"There is no user {name}.", "Check the spelling of your opponents' userids.")
+            if opponent is user:
+                raise CommandError("You cannot challenge yourself.", "Name your opponents' userids after your password.")
             if opponent in players:
                 raise CommandError(f"{opponent.userid} is named twice.", "Name each player once.")
             players.append(opponent)
@@ -117,8 +120,11 @@ class Challenge(GameCommand):
         for word in words:
             name, equals, value = word[1:].partition("=")
             param = known.get(name.lower())
+            if not known:
+                raise CommandError(f"{game.title} takes no parameters, so '{word}' cannot be used.",
+                                   f"Send: {game.name} challenge USERID PASSWORD OPPONENT")
             if param is None or not equals:
-                accepted = ", ".join(f"-{p.name}=N" for p in game.params) or "none"
+                accepted = ", ".join(f"-{p.name}=N" for p in game.params)
                 raise CommandError(f"{game.title} has no parameter '{word}'.",
                                    f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
             try:
@@ -143,6 +149,9 @@ class MoveCommand(GameCommand):
         check_active(record, game, user)
         text = " ".join(words)
         guard = GUARD.match(text)
+        if guard and not guard["move"]:
+            raise CommandError("The move is missing: only the #N guard came after the password.",
+                               f"Send: {self.usage(game)}", board=record, viewer=user)
         next_number = len(record.moves) + 1
         if guard:
             text = guard["move"]
@@ -157,7 +166,8 @@ class MoveCommand(GameCommand):
                                "Wait for the board mail that says it is your turn.", board=record, viewer=user)
         verdict = game.check(state, seat, text)
         if not verdict.ok:
-            raise CommandError(f"Move {text or '(none)'} is not legal on board {record.board}: {verdict.error}",
+            reason = fill_seats(verdict.error, names(record)).rstrip(".")
+            raise CommandError(f"Move {text} is not legal on board {record.board}: {reason}.",
                                f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
                                f"where {legal_hint(game, state, seat)}", board=record, viewer=user)
         record_action(ctx.session, record, state, seat, "move", verdict.move, ctx.comment, ctx.now, ctx.inbound_id)
@@ -189,7 +199,7 @@ class Show(GameCommand):
         if match["legal"]:
             body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.move_syntax)
                                                for seat in sorted(game.to_act(state))])
-        ctx.reply(subject(record, state), body)
+        ctx.reply(subject(record, current_state(record)), body)  # what the board is now
         return f"{game.title} board {record.board} sent."
 
 
@@ -223,7 +233,7 @@ class Resign(GameCommand):
         check_active(record, game, user)
         state = current_state(record)
         record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
-        send_boards(ctx, record, state, user, [(user.userid, f"{user.userid} resigns.\n{ctx.comment}".strip())])
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=f"{user.userid} resigned.")
         return f"{user.userid} resigned on {game.title} board {record.board}."
 
 

@@ -9,6 +9,7 @@ log alone replays a game exactly.
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -36,7 +37,10 @@ class Param:
 
 @dataclass(frozen=True)
 class Verdict:
-    """The answer of `Game.check`: a canonical move, or an error a player can act on."""
+    """The answer of `Game.check`: a canonical move, or an error a player can act on.
+
+    Engines do not know userids: an error names a seat as `{seat0}`, `{seat1}`, ...
+    and the server puts in the player's userid (`fill_seats`)."""
 
     move: str | None = None
     error: str | None = None
@@ -44,6 +48,11 @@ class Verdict:
     @property
     def ok(self) -> bool:
         return self.move is not None
+
+
+def fill_seats(text: str, names: list[str]) -> str:
+    """`text` with each `{seatN}` replaced by the userid in seat N."""
+    return re.sub(r"\{seat(\d+)\}", lambda m: names[int(m[1])] if int(m[1]) < len(names) else m[0], text)
 
 
 @dataclass(frozen=True)

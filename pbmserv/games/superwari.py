@@ -76,7 +76,7 @@ def _shown(text: str) -> str:
     return cut + ("..." if len(text) > 20 else "")
 
 
-def _help(intro: str, n: int, stones: int, extra: str = "") -> str:
+def _help(intro: str, n: int, stones: int) -> str:
     """The rules in our own words for an n-pit board, wrapped for mail."""
     last = _letters(n)[-1]
     total = 2 * n * stones
@@ -105,9 +105,8 @@ def _help(intro: str, n: int, stones: int, extra: str = "") -> str:
         f"stones ({total // 2 + 1} of {total}), even on a move that would otherwise take "
         "the whole board. More captures wins; equal captures is a tie. You may resign at "
         "any time.",
-        extra,
     ]
-    return "\n\n".join(textwrap.fill(p, 70) for p in paragraphs if p) + "\n"
+    return "\n\n".join(textwrap.fill(p, 70) for p in paragraphs) + "\n"
 
 
 class SuperWari(Game):
@@ -122,11 +121,7 @@ class SuperWari(Game):
     move_syntax: ClassVar[str] = "the letter of one of your own pits: c"
     summary: ClassVar[str] = "Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent"
     help_text: ClassVar[str] = _help(
-        "Super-Wari is Bill Taylor's Wari on a larger board, for more room to plan.",
-        8,
-        3,
-        "Parameters: -pits=N sets the pits on each side (4–10, default 8) and "
-        "-stones=M the stones in each pit at the start (1–6, default 3).",
+        "Super-Wari is Bill Taylor's Wari on a larger board, for more room to plan.", 8, 3
     )
     template: ClassVar[str] = "superwari.txt"
 
@@ -153,7 +148,7 @@ class SuperWari(Game):
         if self.is_over(state):
             return Verdict(error="the game is over")
         if seat != state.to_move:
-            return Verdict(error="it is not your turn; your opponent is to move")
+            return Verdict(error=f"it is not your turn; {{seat{state.to_move}}} is to move")
         letters = _letters(state.pits_per_side)
         span = f"{letters[0]}–{letters[-1]}"
         word = str(text).strip()
@@ -170,7 +165,7 @@ class SuperWari(Game):
         legal = self.legal_moves(state, seat)
         if letter not in legal:
             return Verdict(
-                error=f"that move would leave your opponent with no stones; you must play {_either(legal)}"
+                error=f"that move would leave {{seat{1 - seat}}} with no stones; you must play {_either(legal)}"
             )
         return Verdict(move=letter)
 
