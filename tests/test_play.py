@@ -1,0 +1,54 @@
+"""Status lines and subjects of DESIGN.md §3 for every kind of turn and ending, with a
+stand-in engine (Super-Wari never has several players to act at once)."""
+
+from types import SimpleNamespace
+
+import pytest
+
+from pbmserv import play
+from pbmserv.games import Outcome
+
+
+class StandIn:
+    title = "Stand-In"
+
+    def __init__(self, acting, outcome):
+        self.acting, self.outcome = acting, outcome
+
+    def to_act(self, state):
+        return frozenset(self.acting)
+
+    def result(self, state):
+        return self.outcome
+
+
+def board(monkeypatch, acting, outcome=None):
+    monkeypatch.setattr(play, "engine_of", lambda record: StandIn(acting, outcome))
+    users = [SimpleNamespace(userid=name) for name in ("ann", "bea", "cid")]
+    return SimpleNamespace(board=104, seats=[SimpleNamespace(user=u, seat=i) for i, u in enumerate(users)])
+
+
+@pytest.mark.parametrize("acting, outcome, status, subject", [
+    ({1}, None, "It is bea's turn.", "Stand-In Board 104 bea"),
+    ({0, 2}, None, "Waiting for: ann, cid.", "Stand-In Board 104 ALL"),
+    (set(), Outcome(winners=(2,)), "Game won by cid.", "Stand-In Board 104"),
+    (set(), Outcome(winners=(0, 1)), "Game won by ann and bea.", "Stand-In Board 104"),
+    (set(), Outcome(tie=True), "Game was a tie.", "Stand-In Board 104"),
+    (set(), Outcome(), "Game over: nobody won.", "Stand-In Board 104"),
+])
+def test_status_lines_and_subjects(monkeypatch, acting, outcome, status, subject):
+    record = board(monkeypatch, acting, outcome)
+    assert play.status_line(record, None) == status
+    assert play.subject(record, None) == subject
+    assert play.subject(record, None, new=True) == "New " + subject
+
+
+def test_recent_moves_start_a_new_row_when_a_seat_acts_again():
+    moves = [SimpleNamespace(seat=s, kind=k, move=m) for s, k, m in
+             [(0, "move", "a"), (1, "move", "b"), (2, "move", "c"), (0, "move", "d"), (2, "move", "e"),
+              (1, "resign", "resign"), (0, "move", "f")]]
+    record = SimpleNamespace(moves=moves, seats=[0, 1, 2])
+    assert play.recent_moves(record, 10) == [(1, ["a", "b", "c"]), (2, ["d", "", "e"]), (3, ["", "resign", ""]),
+                                             (4, ["f", "", ""])]
+    assert play.recent_moves(record, 2) == [(3, ["", "resign", ""]), (4, ["f", "", ""])]
+    assert play.recent_moves(record, 10, upto=2) == [(1, ["a", "b", ""])]
