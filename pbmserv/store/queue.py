@@ -10,13 +10,13 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..mail.loopguard import parse_bytes
+from ..mail.loopguard import header_text, parse_bytes
 from .models import Inbound, Outbound, Setting
 
 
 def message_key(raw: bytes) -> str:
     """The duplicate key of a mail: its Message-ID, or a hash of its bytes without one."""
-    message_id = (parse_bytes(raw).get("Message-ID") or "").strip()
+    message_id = header_text(parse_bytes(raw, headers_only=True), "Message-ID").strip()
     if message_id:
         return message_id[:998]
     return "sha256:" + hashlib.sha256(raw).hexdigest()
