@@ -4,8 +4,13 @@ otherwise prints one clear line on standard error and exits non-zero."""
 from __future__ import annotations
 
 import argparse
+import asyncio
+import email.utils
+import logging
+import smtplib
 import sys
 import tempfile
+from email.message import EmailMessage
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -14,7 +19,8 @@ from sqlalchemy.orm import sessionmaker
 
 from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
-from .mail.outbound import MaildirTransport, deliver_queued
+from .mail.outbound import MaildirTransport, deliver_queued, make_transport
+from .server import Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
 from .store.queue import enqueue
@@ -25,8 +31,15 @@ DEFAULT_REPLAY_SEED = "replay"
 REPLAY_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # the clock when no mail has a Date
 
 
+EX_TEMPFAIL = 75  # sysexits.h: the MTA keeps the message and tries again
+
+
 class UsageError(Exception):
     """Bad arguments: exit 2 with one line."""
+
+
+class ServeError(Exception):
+    """The network is not as configured (port taken, server unreachable): exit 1."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -38,10 +51,6 @@ def naive_utc(moment: datetime) -> datetime:
     if moment.tzinfo is None:
         return moment
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
-
-
-def utcnow() -> datetime:
-    return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
 def cmd_replay(args: argparse.Namespace, config: Config) -> int:
@@ -84,6 +93,60 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
     return 1 if "failed" in statuses else 0
 
 
+def cmd_serve(args: argparse.Namespace, config: Config) -> int:
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    for chatty in ("mail.log", "alembic"):  # every SMTP line and migration step
+        logging.getLogger(chatty).setLevel(logging.WARNING)
+    sessions = open_database(config.database.url, config.database.busy_timeout)
+    server = Server(config, sessions)
+    where = (f"the Maildir {config.outbound.maildir}/" if config.outbound.transport == "maildir"
+             else f"{config.outbound.transport} ({config.outbound.relay_host}:{config.outbound.relay_port})"
+             if config.outbound.transport == "smtp" else "memory")
+    print(f"pbmserv: mail for {config.server.address} on {config.smtp.host}:{config.smtp.port}; "
+          f"database {config.database.url}; replies to {where}. Stop with Ctrl-C.", flush=True)
+    try:
+        asyncio.run(server.run())
+    except OSError as error:
+        raise ServeError(f"cannot listen on {config.smtp.host}:{config.smtp.port}: {error.strerror or error}") from None
+    return 0
+
+
+def cmd_deliver(args: argparse.Namespace, config: Config) -> int:
+    """One message from an MTA pipe into the inbound queue: 0 once stored (or stored
+    before), 75 (EX_TEMPFAIL) if it could not be, so the MTA keeps it and retries."""
+    raw = sys.stdin.buffer.read() if sys.stdin is not None else b""
+    try:
+        sessions = open_database(config.database.url, config.database.busy_timeout)
+        _id, new = enqueue(sessions, raw, utcnow(), args.sender)
+    except Exception as error:  # noqa: BLE001 - whatever it was, the MTA must retry
+        print(f"pbmserv deliver: could not store the message: {error}", file=sys.stderr)
+        return EX_TEMPFAIL
+    if args.process:
+        Worker(sessions, config).run_pending()
+        deliver_queued(sessions, make_transport(config), utcnow())
+    return 0
+
+
+def cmd_send(args: argparse.Namespace, config: Config) -> int:
+    """Mail a command to the server named in the configuration, as a mail client would."""
+    message = EmailMessage()
+    message["From"] = args.sender
+    message["To"] = config.server.address
+    message["Subject"] = args.subject
+    message["Date"] = email.utils.formatdate(localtime=True)
+    message["Message-ID"] = email.utils.make_msgid(domain=args.sender.rpartition("@")[2] or None)
+    body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
+    message.set_content(body)
+    host, port = config.smtp.host, config.smtp.port
+    try:
+        with smtplib.SMTP(host, port, timeout=30, local_hostname="localhost") as client:
+            client.send_message(message)
+    except (OSError, smtplib.SMTPException) as error:
+        raise ServeError(f"cannot send to {host}:{port}: {error}") from None
+    print(f"Sent {message['Message-ID']} to {config.server.address} through {host}:{port}.")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, config: Config) -> int:
     open_database(config.database.url)
     print(f"Database {config.database.url} is up to date.")
@@ -109,12 +172,34 @@ def build_parser() -> Parser:
                                   description="Create the database or upgrade its schema to this version.")
     migrate.set_defaults(handler=cmd_migrate)
 
-    for sub in (replay, migrate):
+    serve = commands.add_parser("serve", help="run the server: SMTP listener, worker and sender",
+                                description="Listen for mail on [smtp] host:port, play the commands, and "
+                                            "deliver the replies, until SIGTERM or Ctrl-C.")
+    serve.set_defaults(handler=cmd_serve)
+
+    deliver = commands.add_parser("deliver", help="store one message from standard input (an MTA pipe)",
+                                  description="Store the message on standard input in the inbound queue. "
+                                              "Exit 0 once it is stored (or was already), 75 if it could "
+                                              "not be, so that the MTA tries again.")
+    deliver.add_argument("--sender", metavar="ADDRESS", help="the envelope sender, as the MTA knows it")
+    deliver.add_argument("--process", action="store_true",
+                         help="also process the queue and deliver the replies now, in this process")
+    deliver.set_defaults(handler=cmd_deliver)
+
+    send = commands.add_parser("send", help="mail a command to the configured server",
+                               description="Send a mail with SUBJECT (and standard input as its body) "
+                                           "from ADDRESS to the server at [smtp] host:port.")
+    send.add_argument("--from", dest="sender", metavar="ADDRESS", required=True, help="your address")
+    send.add_argument("subject", metavar="SUBJECT", help="the subject, e.g. 'signup alice secret'")
+    send.set_defaults(handler=cmd_send)
+
+    for sub in (replay, migrate, serve, deliver, send):
         sub.add_argument("--config", metavar="FILE", help="TOML configuration (default: embedded defaults)")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    args = None
     try:
         args = build_parser().parse_args(argv)
         config = load_config(args.config)
@@ -122,9 +207,10 @@ def main(argv: list[str] | None = None) -> int:
     except UsageError as error:
         print(error, file=sys.stderr)
         return 2
-    except (ConfigError, MailboxError, DatabaseError) as error:
+    except (ConfigError, MailboxError, DatabaseError, ServeError) as error:
         print(f"pbmserv: {error}", file=sys.stderr)
-        return 1
+        # an MTA bounces a message on a permanent error: `deliver` keeps it retrying
+        return EX_TEMPFAIL if args is not None and args.command == "deliver" else 1
     except KeyboardInterrupt:
         return 130
 

@@ -25,6 +25,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "database": {
         "url": "sqlite:///var/pbmserv.db",
+        "busy_timeout": 30,
     },
     "outbound": {
         "transport": "maildir",

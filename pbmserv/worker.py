@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import re
 import traceback
+from collections.abc import Callable
 
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
@@ -37,13 +38,18 @@ class Worker:
         self.sessions = sessions
         self.config = config
 
-    def run_pending(self) -> int:
-        """Process every queued mail in arrival order; the number processed."""
+    def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
+        """Process every queued mail in arrival order, or until `stop()` says so between
+        two mails; the number processed."""
         with self.sessions() as session:
             pending = queued_inbound_ids(session)
+        done = 0
         for inbound_id in pending:
+            if stop():
+                break
             self.process(inbound_id)
-        return len(pending)
+            done += 1
+        return done
 
     def process(self, inbound_id: int) -> None:
         for attempt in range(1, RETRIES + 1):

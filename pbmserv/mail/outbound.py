@@ -1,15 +1,19 @@
 """Outgoing mail: composing replies as MIME, and the transports that deliver them.
 
-Each queued reply has a stable Message-ID, and a transport delivers it at most once
-even if it is asked twice (after a crash between delivering and marking it sent).
+Each queued reply has a stable Message-ID. The Maildir and memory transports deliver
+it at most once even if asked twice (after a crash between delivering and marking it
+sent); through the SMTP relay a retried reply carries the same Message-ID, so the
+receiving side can recognise it.
 """
 
 from __future__ import annotations
 
 import email.utils
+import logging
 import os
 import re
-from datetime import datetime, timezone
+import smtplib
+from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from email.policy import default as default_policy
 from pathlib import Path
@@ -18,6 +22,14 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
 from ..store.queue import queued_outbound, retry_later
+
+log = logging.getLogger(__name__)
+
+GIVE_UP_AFTER = timedelta(days=5)  # a reply the relay keeps deferring is dropped then
+
+
+class PermanentFailure(Exception):
+    """The relay refused the reply for good (5xx): retrying cannot help."""
 
 
 def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
@@ -72,13 +84,37 @@ class MaildirTransport:
         os.rename(temporary, self.path / "new" / name)
 
 
+class SmtpTransport:
+    """Hands each reply to the configured relay; 4xx and connection errors are
+    temporary (the caller retries with backoff), 5xx is a PermanentFailure."""
+
+    def __init__(self, host: str, port: int, sender: str, timeout: float = 60):
+        self.host, self.port, self.sender, self.timeout = host, port, sender, timeout
+
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+        try:
+            with smtplib.SMTP(self.host, self.port, timeout=self.timeout, local_hostname="localhost") as relay:
+                refused = relay.sendmail(self.sender, recipients, raw)
+        except smtplib.SMTPRecipientsRefused as error:
+            codes = [code for code, _text in error.recipients.values()]
+            if all(code >= 500 for code in codes):
+                raise PermanentFailure(f"all recipients refused: {error.recipients}") from None
+            raise
+        except smtplib.SMTPResponseException as error:
+            if error.smtp_code >= 500:
+                raise PermanentFailure(f"{error.smtp_code} {error.smtp_error!r}") from None
+            raise
+        for address, (code, text) in refused.items():
+            log.warning("relay refused %s for %s: %s %r", message_id, address, code, text)
+
+
 def make_transport(config: Config, maildir: str | Path | None = None):
     """The configured transport; `maildir` forces a Maildir (replay's outbox)."""
     if maildir is not None or config.outbound.transport == "maildir":
         return MaildirTransport(maildir or config.outbound.maildir)
     if config.outbound.transport == "memory":
         return MemoryTransport()
-    raise NotImplementedError("the smtp transport comes with `pbmserv serve`")
+    return SmtpTransport(config.outbound.relay_host, config.outbound.relay_port, config.server.address)
 
 
 def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
@@ -88,8 +124,16 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
         for row in queued_outbound(session, now):
             try:
                 transport.deliver(row.recipients, row.raw, row.message_id)
-            except OSError as error:
+            except PermanentFailure as error:
+                row.status, row.error = "failed", str(error)
+                row.attempts += 1
+                log.error("reply %s to %s refused for good: %s", row.message_id, row.recipients, error)
+            except OSError as error:  # smtplib's errors are OSErrors too
                 retry_later(row, now, f"{error.__class__.__name__}: {error}")
+                if now - row.created_at > GIVE_UP_AFTER:
+                    row.status = "failed"
+                    log.error("reply %s to %s dropped after %s of retries: %s", row.message_id,
+                              row.recipients, GIVE_UP_AFTER, row.error)
             else:
                 row.status = "sent"
                 row.attempts += 1

@@ -18,8 +18,9 @@ class DatabaseError(Exception):
     """The database cannot be opened or migrated; the message says which and why."""
 
 
-def make_engine(url: str) -> Engine:
-    """An engine for `url`; SQLite files get WAL, synchronous=FULL and foreign keys."""
+def make_engine(url: str, busy_timeout: float = 30) -> Engine:
+    """An engine for `url`; SQLite files get WAL, synchronous=FULL and foreign keys,
+    and wait up to `busy_timeout` seconds for a lock."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -30,7 +31,7 @@ def make_engine(url: str) -> Engine:
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
-        engine = create_engine(parsed, connect_args={"timeout": 30})
+        engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
@@ -62,8 +63,8 @@ def migrate(engine: Engine) -> None:
         raise DatabaseError(f"cannot open database {engine.url.render_as_string()}: {error.__class__.__name__}: {error.args[0] if error.args else error}") from None
 
 
-def open_database(url: str) -> sessionmaker[Session]:
+def open_database(url: str, busy_timeout: float = 30) -> sessionmaker[Session]:
     """Engine + migrations + a session factory: everything the server needs of SQL."""
-    engine = make_engine(url)
+    engine = make_engine(url, busy_timeout)
     migrate(engine)
     return sessionmaker(engine, expire_on_commit=False)

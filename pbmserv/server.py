@@ -1,0 +1,113 @@
+"""`pbmserv serve`: the SMTP listener, the worker and the sender in one asyncio loop.
+
+The listener only stores mail and wakes the worker; the worker and the sender do their
+blocking database and network work in threads, one batch at a time, so the loop stays
+free to answer SMTP. Mail stored by another process (`pbmserv deliver`) is noticed by
+a light poll.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+from datetime import datetime, timezone
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from .config import Config
+from .mail.outbound import deliver_queued, make_transport
+from .mail.smtp import InboundHandler, smtp_factory
+from .worker import Worker
+
+log = logging.getLogger(__name__)
+
+POLL_SECONDS = 1.0  # how soon mail stored by another process is noticed
+RETRY_SECONDS = 30.0  # how often deferred replies are looked at again
+DRAIN_SECONDS = 30.0  # how long shutdown waits for a transaction in hand
+
+
+def utcnow() -> datetime:
+    return datetime.now(timezone.utc).replace(tzinfo=None)
+
+
+class Server:
+    def __init__(self, config: Config, sessions: sessionmaker[Session], transport=None):
+        self.config = config
+        self.sessions = sessions
+        self.transport = transport or make_transport(config)
+        self.worker = Worker(sessions, config)
+        self.handler = InboundHandler(sessions, config.server.address, self.wake_worker)
+        self.work = asyncio.Event()
+        self.send = asyncio.Event()
+        self.stopping = asyncio.Event()
+        self.port: int | None = None  # the bound port, once listening
+
+    def wake_worker(self) -> None:
+        self.work.set()
+
+    def stop(self) -> None:
+        """Begin a clean shutdown (SIGTERM, SIGINT)."""
+        log.info("shutting down")
+        self.handler.stopping = True
+        self.stopping.set()
+        self.work.set()
+
+    async def run(self, ready: asyncio.Event | None = None, install_signals: bool = True) -> None:
+        loop = asyncio.get_running_loop()
+        if install_signals:
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                loop.add_signal_handler(sig, self.stop)
+        smtp = self.config.smtp
+        listener = await loop.create_server(
+            smtp_factory(self.handler, self.config.domain, smtp.max_message_size), smtp.host, smtp.port)
+        self.port = listener.sockets[0].getsockname()[1]
+        log.info("listening on %s:%s for %s", smtp.host, self.port, self.config.server.address)
+        if ready is not None:
+            ready.set()
+        worker = asyncio.create_task(self.work_loop())
+        sender = asyncio.create_task(self.send_loop())
+        await self.stopping.wait()
+        listener.close()
+        await self.drain()
+        await worker
+        self.send.set()
+        await sender
+
+    async def drain(self) -> None:
+        """Let every transaction in hand finish (its 250 is sent), then hang up."""
+        deadline = asyncio.get_running_loop().time() + DRAIN_SECONDS
+        while not self.handler.idle() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+        for connection in list(self.handler.connections):
+            if connection.transport is not None:
+                connection.transport.close()
+
+    async def work_loop(self) -> None:
+        """Process stored mail as soon as it arrives; stop after the mail in hand."""
+        while True:
+            try:
+                await asyncio.wait_for(self.work.wait(), POLL_SECONDS)
+            except TimeoutError:
+                pass
+            self.work.clear()
+            processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
+            if processed:
+                self.send.set()
+            if self.stopping.is_set():
+                return
+
+    async def send_loop(self) -> None:
+        """Deliver replies as soon as they are queued; retry deferred ones now and then."""
+        while True:
+            try:
+                await asyncio.wait_for(self.send.wait(), RETRY_SECONDS)
+            except TimeoutError:
+                pass
+            self.send.clear()
+            try:
+                await asyncio.to_thread(deliver_queued, self.sessions, self.transport, utcnow())
+            except Exception:  # noqa: BLE001 - the replies stay queued for the next pass
+                log.exception("delivering replies failed; they stay queued")
+            if self.stopping.is_set():
+                return
