@@ -1,0 +1,234 @@
+"""Whole games over real SMTP: smtplib → the aiosmtpd listener of `serve` → worker →
+replies in the Maildir or, through the SMTP relay transport, at a second aiosmtpd
+server acting as the relay."""
+
+from __future__ import annotations
+
+import asyncio
+import mailbox
+import re
+import smtplib
+import socket
+import threading
+import time
+from datetime import datetime, timedelta
+
+import pytest
+from aiosmtpd.controller import Controller
+from sqlalchemy import select
+
+from mailgen import game_mails
+from pbmserv.config import load_config
+from pbmserv.mail.outbound import SmtpTransport, deliver_queued
+from pbmserv.server import Server
+from pbmserv.store.db import open_database
+from pbmserv.store.models import Inbound, Outbound
+
+SERVER = "pbmserv@localhost"
+
+
+class RunningServer:
+    """`pbmserv serve` in a thread of this process, on a free port."""
+
+    def __init__(self, tmp_path, **overrides):
+        sections = {"database": {"url": f"sqlite:///{tmp_path / 'serve.db'}"},
+                    "security": {"password_cost": "fast"}, "server": {"seed": "test"},
+                    "smtp": {"port": 0, "max_message_size": 20000},
+                    "outbound": {"transport": "maildir", "maildir": str(tmp_path / "outbox")}}
+        for section, keys in overrides.items():
+            sections[section].update(keys)
+        self.config = load_config(environ={}).with_overrides(**sections)
+        self.sessions = open_database(self.config.database.url)
+        self.maildir = tmp_path / "outbox"
+        ready = threading.Event()
+        self.thread = threading.Thread(target=self._run, args=(ready,), daemon=True)
+        self.thread.start()
+        assert ready.wait(10)
+
+    def _run(self, ready: threading.Event) -> None:
+        async def main():
+            self.server = Server(self.config, self.sessions)
+            self.loop = asyncio.get_running_loop()
+            started = asyncio.Event()
+            task = asyncio.create_task(self.server.run(started, install_signals=False))
+            await started.wait()
+            ready.set()
+            await task
+        asyncio.run(main())
+
+    def stop(self) -> None:
+        self.loop.call_soon_threadsafe(self.server.stop)
+        self.thread.join(10)
+        assert not self.thread.is_alive()
+
+    def client(self) -> smtplib.SMTP:
+        return smtplib.SMTP("127.0.0.1", self.server.port, local_hostname="localhost", timeout=10)
+
+    def send(self, message) -> None:
+        with self.client() as client:
+            client.send_message(message, to_addrs=[SERVER])
+
+    def replies(self, count: int, timeout: float = 20) -> list[mailbox.MaildirMessage]:
+        """Wait until at least `count` replies are in the Maildir; all of them, in order."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            found = read_maildir(self.maildir)
+            if len(found) >= count:
+                return found
+            time.sleep(0.05)
+        raise AssertionError(f"only {len(read_maildir(self.maildir))} of {count} replies arrived")
+
+
+def read_maildir(path) -> list[mailbox.MaildirMessage]:
+    def order(name: str) -> tuple[int, int]:
+        inbound, number = re.search(r"\.(\d+)\.(\d+)_", name).groups()
+        return int(inbound), int(number)
+    folder = path / "new"
+    if not folder.is_dir():
+        return []
+    return [mailbox.MaildirMessage((folder / name).read_bytes()) for name in sorted(
+        (p.name for p in folder.iterdir()), key=order)]
+
+
+@pytest.fixture
+def running(tmp_path):
+    server = RunningServer(tmp_path)
+    yield server
+    server.stop()
+
+
+def test_a_whole_game_over_smtp_into_the_maildir(running):
+    mails = game_mails("wari", seed=7)
+    expected = 0
+    for message in mails:
+        running.send(message)
+    # every mail is answered: a sign-up or show once, a challenge or move once per player
+    expected = sum(1 if m["Subject"].startswith(("signup", "wari show")) else 2 for m in mails)
+    replies = running.replies(expected)
+    assert len(replies) == expected
+    assert not [r["Subject"] for r in replies if "rror" in r["Subject"]]
+    final = replies[-1].get_payload(decode=True).decode()
+    assert replies[-1]["Subject"] == "Wari Board 101" and replies[-1]["To"] == "alice@example.org"
+    assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final, re.MULTILINE)
+    assert replies[-1]["In-Reply-To"] == mails[-1]["Message-ID"]
+
+
+def test_a_duplicate_sent_twice_over_smtp_is_played_once(running):
+    first, second, challenge, move = game_mails("superwari", seed=1)[:4]
+    for message in (first, second, challenge, move, move, challenge):
+        running.send(message)
+    replies = running.replies(6)
+    time.sleep(0.3)  # nothing more may come
+    assert [r["Subject"] for r in read_maildir(running.maildir)] == [
+        "pbmserv signup", "pbmserv signup", "New Super-Wari Board 101 alice", "New Super-Wari Board 101 alice",
+        "Super-Wari Board 101 bob", "Super-Wari Board 101 bob"]
+    with running.sessions() as session:
+        assert session.scalars(select(Inbound.status)).all() == ["done"] * 4
+
+
+def test_recipients_sizes_and_status_codes(running):
+    with running.client() as client:
+        assert client.ehlo()[0] == 250
+        assert client.mail("player@example.org") == (250, b"OK")
+        assert client.rcpt("someone@localhost")[0] == 550
+        assert client.rcpt("pbmserv@elsewhere.example")[0] == 550
+        assert client.rcpt("pbmserv+board101@localhost") == (250, b"OK")
+        assert client.rcpt("PBMSERV@LocalHost") == (250, b"OK")
+        code, text = client.data(b"From: player@example.org\r\nSubject: list\r\nMessage-ID: <one@x>\r\n\r\n\r\n")
+        assert (code, text) == (250, b"2.0.0 Stored")
+        client.mail("player@example.org")
+        client.rcpt(SERVER)
+        assert client.data(b"From: player@example.org\r\nSubject: list\r\nMessage-ID: <one@x>\r\n\r\n\r\n") == (
+            250, b"2.0.0 Already stored")
+        client.mail("player@example.org")
+        client.rcpt(SERVER)
+        code, text = client.data(b"Subject: big\r\n\r\n" + (b"x" * 70 + b"\r\n") * 400)
+        assert code == 552
+    assert [r["Subject"] for r in running.replies(1)] == ["pbmserv list"]
+
+
+def test_nothing_but_a_new_mail_wakes_the_worker_at_once(running):
+    """The worker notices mail at once: a reply comes back well inside a second."""
+    started = time.monotonic()
+    running.send(game_mails()[0])
+    running.replies(1, timeout=5)
+    assert time.monotonic() - started < 1.0
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+class Relay:
+    """A second aiosmtpd server standing in for the outbound relay."""
+
+    def __init__(self, answers: list[str] | None = None):
+        self.received: list[tuple[str, list[str], bytes]] = []
+        self.answers = list(answers or [])
+        self.port = free_port()
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, server_hostname="relay.test")
+        self.controller.start()
+
+    async def handle_DATA(self, server, session, envelope):
+        if self.answers:
+            return self.answers.pop(0)
+        self.received.append((envelope.mail_from, envelope.rcpt_tos, envelope.original_content))
+        return "250 OK"
+
+
+def test_a_whole_game_with_replies_through_the_smtp_relay(tmp_path):
+    relay = Relay()
+    running = RunningServer(tmp_path, outbound={"transport": "smtp", "relay_host": "127.0.0.1",
+                                                 "relay_port": relay.port})
+    try:
+        mails = game_mails("superwari", seed=2, params="-pits=4 -stones=2")
+        for message in mails:
+            running.send(message)
+        expected = sum(1 if m["Subject"].startswith(("signup", "superwari show")) else 2 for m in mails)
+        deadline = time.monotonic() + 20
+        while len(relay.received) < expected and time.monotonic() < deadline:
+            time.sleep(0.05)
+    finally:
+        running.stop()
+        relay.controller.stop()
+    assert len(relay.received) == expected
+    sender, recipients, last = relay.received[-1]
+    assert sender == SERVER and recipients == ["alice@example.org"]
+    assert re.search(rb"^(Game won by (alice|bob)\.|Game was a tie\.)\r?$", last, re.MULTILINE)
+    assert not (tmp_path / "outbox").exists()
+
+
+def test_relay_failures_are_retried_with_backoff_or_recorded(tmp_path):
+    relay = Relay(answers=["451 4.3.0 try later", "550 5.1.1 no such user"])
+    sessions = open_database(f"sqlite:///{tmp_path / 'relay.db'}")
+    now = datetime(2026, 11, 1, 12, 0)
+    with sessions.begin() as session:
+        for number in (1, 2):
+            session.add(Outbound(message_id=f"<r{number}@localhost>", recipients=[f"p{number}@example.org"],
+                                 raw=f"Subject: {number}\r\n\r\nhi\r\n".encode(), status="queued",
+                                 attempts=0, error="", created_at=now))
+    transport = SmtpTransport("127.0.0.1", relay.port, SERVER)
+    try:
+        assert deliver_queued(sessions, transport, now) == 0  # 451 for the first, 550 for the second
+        with sessions() as session:
+            first, second = session.scalars(select(Outbound).order_by(Outbound.id)).all()
+            assert (first.status, first.attempts, first.next_attempt_at) == ("queued", 1, now + timedelta(minutes=1))
+            assert "451" in first.error
+            assert (second.status, second.attempts) == ("failed", 1) and "550" in second.error
+        assert deliver_queued(sessions, transport, now + timedelta(seconds=30)) == 0  # not due yet
+        assert deliver_queued(sessions, transport, now + timedelta(minutes=1)) == 1
+        assert [(r[1], r[2].split(b"\r\n")[0]) for r in relay.received] == [(["p1@example.org"], b"Subject: 1")]
+        relay.controller.stop()  # the relay is down: a connection error is temporary too
+        with sessions.begin() as session:
+            session.add(Outbound(message_id="<r3@localhost>", recipients=["p3@example.org"], raw=b"Subject: 3\r\n\r\n",
+                                 status="queued", attempts=0, error="", created_at=now))
+        assert deliver_queued(sessions, transport, now + timedelta(days=1)) == 0
+        assert deliver_queued(sessions, transport, now + timedelta(days=6)) == 0  # past five days: dropped
+        with sessions() as session:
+            third = session.scalars(select(Outbound).where(Outbound.message_id == "<r3@localhost>")).one()
+            assert (third.status, third.attempts) == ("failed", 2) and "Connection" in third.error
+    finally:
+        if relay.controller.server is not None:
+            relay.controller.stop()
