@@ -65,6 +65,8 @@ class Server:
         log.info("listening on %s:%s for %s", smtp.host, self.port, self.config.server.address)
         if ready is not None:
             ready.set()
+        self.work.set()  # mail and replies left by a previous run go out at once
+        self.send.set()
         worker = asyncio.create_task(self.work_loop())
         sender = asyncio.create_task(self.send_loop())
         await self.stopping.wait()
@@ -73,6 +75,7 @@ class Server:
         await worker
         self.send.set()
         await sender
+        await self.deliver()  # whatever the worker queued while the sender was busy
 
     async def drain(self) -> None:
         """Let every transaction in hand finish (its 250 is sent), then hang up."""
@@ -105,9 +108,12 @@ class Server:
             except TimeoutError:
                 pass
             self.send.clear()
-            try:
-                await asyncio.to_thread(deliver_queued, self.sessions, self.transport, utcnow())
-            except Exception:  # noqa: BLE001 - the replies stay queued for the next pass
-                log.exception("delivering replies failed; they stay queued")
+            await self.deliver()
             if self.stopping.is_set():
                 return
+
+    async def deliver(self) -> None:
+        try:
+            await asyncio.to_thread(deliver_queued, self.sessions, self.transport, utcnow())
+        except Exception:  # noqa: BLE001 - the replies stay queued for the next pass
+            log.exception("delivering replies failed; they stay queued")
