@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import email
 import email.policy
+import os
+import shutil
+import tempfile
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from email.message import EmailMessage
@@ -97,6 +100,27 @@ class Server:
             self.one(f"{userid}@example.org", f"signup {userid} {userid}-pw")
 
 
+FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one
+
+
 @pytest.fixture
-def server(tmp_path) -> Server:
-    return Server(tmp_path)
+def make_server(tmp_path):
+    """Servers with their SQLite file in /dev/shm where there is one: the same server,
+    without the disk syncs that would make the command tests slow."""
+    made: list[tuple[Server, str]] = []
+
+    def make(**overrides) -> Server:
+        directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
+        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"}, **overrides)
+        made.append((server, directory))
+        return server
+
+    yield make
+    for server, directory in made:
+        server.sessions.kw["bind"].dispose()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+@pytest.fixture
+def server(make_server) -> Server:
+    return make_server()

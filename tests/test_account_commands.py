@@ -4,9 +4,6 @@ the loop guard. Every reply text is compared as a whole."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from datetime import timedelta
 
 import pytest
@@ -120,32 +117,6 @@ def body_of(reply) -> str:
 
 def assert_error(reply, text: str, to: str) -> None:
     assert (reply.subject, reply.to, body_of(reply)) == ("pbmserv error", [to], text)
-
-
-FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one
-
-
-@pytest.fixture
-def make_server(tmp_path):
-    """conftest's Server, with its SQLite file in /dev/shm where there is one: the same
-    server, without the disk syncs that would make these tests slow."""
-    made: list[tuple[Server, str]] = []
-
-    def make(**overrides) -> Server:
-        directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
-        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"}, **overrides)
-        made.append((server, directory))
-        return server
-
-    yield make
-    for server, directory in made:
-        server.sessions.kw["bind"].dispose()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-def server(make_server):
-    return make_server()
 
 
 # --- help and list ------------------------------------------------------------------

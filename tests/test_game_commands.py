@@ -5,14 +5,13 @@ that nothing changed."""
 
 from __future__ import annotations
 
-import os
 import random
 import shutil
 import sqlite3
 import tempfile
 
 import pytest
-from conftest import Server
+from conftest import FAST_DIR, Server
 from sqlalchemy import func, select
 
 from pbmserv.games import get_game
@@ -68,32 +67,6 @@ def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
     if board:
         text += "\n" + board
     return text + f"\nYour message:\n{quoted}\n"
-
-
-FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one
-
-
-@pytest.fixture
-def make_server(tmp_path):
-    """conftest's Server, with its SQLite file in /dev/shm where there is one: the same
-    server, without the disk syncs that would make these tests slow."""
-    made: list[tuple[Server, str]] = []
-
-    def make(**overrides) -> Server:
-        directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
-        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"}, **overrides)
-        made.append((server, directory))
-        return server
-
-    yield make
-    for server, directory in made:
-        server.sessions.kw["bind"].dispose()
-        shutil.rmtree(directory, ignore_errors=True)
-
-
-@pytest.fixture
-def server(make_server):
-    return make_server()
 
 
 START_ALICE = """\
