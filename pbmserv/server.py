@@ -31,6 +31,15 @@ def utcnow() -> datetime:
     return datetime.now(timezone.utc).replace(tzinfo=None)
 
 
+async def woken(event: asyncio.Event, timeout: float) -> None:
+    """Wait until `event` is set or `timeout` passes, and reset it for the next wait."""
+    try:
+        await asyncio.wait_for(event.wait(), timeout)
+    except TimeoutError:
+        pass
+    event.clear()
+
+
 class Server:
     def __init__(self, config: Config, sessions: sessionmaker[Session], transport=None):
         self.config = config
@@ -89,11 +98,7 @@ class Server:
     async def work_loop(self) -> None:
         """Process stored mail as soon as it arrives; stop after the mail in hand."""
         while True:
-            try:
-                await asyncio.wait_for(self.work.wait(), POLL_SECONDS)
-            except TimeoutError:
-                pass
-            self.work.clear()
+            await woken(self.work, POLL_SECONDS)
             processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
             if processed:
                 self.send.set()
@@ -103,11 +108,7 @@ class Server:
     async def send_loop(self) -> None:
         """Deliver replies as soon as they are queued; retry deferred ones now and then."""
         while True:
-            try:
-                await asyncio.wait_for(self.send.wait(), RETRY_SECONDS)
-            except TimeoutError:
-                pass
-            self.send.clear()
+            await woken(self.send, RETRY_SECONDS)
             await self.deliver()
             if self.stopping.is_set():
                 return
