@@ -57,6 +57,7 @@ Game commands (GAME is the name of a game below):
 
 Games:
   superwari   Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
+  survival    David Smith's arrow game: place where your last arrow points, or lose
   wari        The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
 Send "help COMMAND" for more on a command, "GAME help" for the rules of a game.
@@ -67,6 +68,8 @@ Games on this server:
 
   superwari   Super-Wari    2 players
       Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
+  survival    Survival      2 players
+      David Smith's arrow game: place where your last arrow points, or lose
   wari        Wari          2 players
       The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
