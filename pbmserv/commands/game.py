@@ -65,11 +65,17 @@ def send_boards(ctx: Context, record: GameRecord, state: State, actor: User,
         ctx.notify(to, mail_subject, board_text(ctx.config, record, state, seat.seat, comments, note=note))
 
 
-def legal_hint(game: Game, state: State, seat: int) -> str:
+LISTED_MOVES = 24  # more legal moves than this are summarised, not listed in an error
+
+
+def legal_hint(game: Game, record: GameRecord, state: State, seat: int) -> str:
     moves = game.legal_moves(state, seat)
-    if moves:
+    if moves and len(moves) <= LISTED_MOVES:
         return f"MOVE is one of: {', '.join(moves)}."
-    return f"MOVE is {game.move_syntax}"
+    hint = f"MOVE is {game.move_syntax}"
+    if moves:
+        hint += f" ({len(moves)} legal moves: send '{game.name} show {record.board} legal' for the list)"
+    return hint
 
 
 @command
@@ -169,7 +175,7 @@ class MoveCommand(GameCommand):
             reason = fill_seats(verdict.error, names(record)).rstrip(".")
             raise CommandError(f"Move {text} is not legal on board {record.board}: {reason}.",
                                f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
-                               f"where {legal_hint(game, state, seat)}", board=record, viewer=user)
+                               f"where {legal_hint(game, record, state, seat)}", board=record, viewer=user)
         record_action(ctx.session, record, state, seat, "move", verdict.move, ctx.comment, ctx.now, ctx.inbound_id)
         send_boards(ctx, record, state, user, [(user.userid, ctx.comment)])
         return f"Move {verdict.move} played on {game.title} board {record.board}."
