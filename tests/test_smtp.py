@@ -97,18 +97,18 @@ def running(tmp_path):
     server.stop()
 
 
-def test_a_whole_game_over_smtp_into_the_maildir(running):
-    mails = game_mails("wari", seed=7)
-    expected = 0
+@pytest.mark.parametrize("game, title", [("wari", "Wari"), ("survival", "Survival")])
+def test_a_whole_game_over_smtp_into_the_maildir(running, game, title):
+    mails = game_mails(game, seed=7)
     for message in mails:
         running.send(message)
     # every mail is answered: a sign-up or show once, a challenge or move once per player
-    expected = sum(1 if m["Subject"].startswith(("signup", "wari show")) else 2 for m in mails)
+    expected = sum(1 if m["Subject"].startswith(("signup", f"{game} show")) else 2 for m in mails)
     replies = running.replies(expected)
     assert len(replies) == expected
     assert not [r["Subject"] for r in replies if "rror" in r["Subject"]]
     final = replies[-1].get_payload(decode=True).decode()
-    assert replies[-1]["Subject"] == "Wari Board 101" and replies[-1]["To"] == "alice@example.org"
+    assert replies[-1]["Subject"] == f"{title} Board 101" and replies[-1]["To"] == "alice@example.org"
     assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final, re.MULTILINE)
     assert replies[-1]["In-Reply-To"] == mails[-1]["Message-ID"]
 
