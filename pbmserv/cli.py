@@ -20,6 +20,7 @@ from sqlalchemy.orm import sessionmaker
 from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
+from .scheduler import run_due
 from .server import Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
@@ -75,6 +76,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             duplicates = 0
             for raw, date in zip(raws, dates):
                 clock = naive_utc(date) if date else clock
+                run_due(sessions, config, clock)  # deadlines that passed before this mail came
                 duplicates += not enqueue(sessions, raw, clock)[1]
                 worker.run_pending()
             delivered = deliver_queued(sessions, MaildirTransport(outbox), clock)
@@ -147,6 +149,16 @@ def cmd_send(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_tick(args: argparse.Namespace, config: Config) -> int:
+    """Fire the deadlines that are due, deliver what they caused, and exit (for cron)."""
+    sessions = open_database(config.database.url, config.database.busy_timeout)
+    now = utcnow()
+    fired = run_due(sessions, config, now)
+    delivered = deliver_queued(sessions, make_transport(config), now)
+    print(f"{fired} deadlines passed; {delivered} replies delivered.")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, config: Config) -> int:
     open_database(config.database.url)
     print(f"Database {config.database.url} is up to date.")
@@ -193,7 +205,12 @@ def build_parser() -> Parser:
     send.add_argument("subject", metavar="SUBJECT", help="the subject, e.g. 'signup alice secret'")
     send.set_defaults(handler=cmd_send)
 
-    for sub in (replay, migrate, serve, deliver, send):
+    tick = commands.add_parser("tick", help="run the deadlines that are due, once (for cron)",
+                               description="Fire every game deadline that is due now, deliver the "
+                                           "replies they cause, and exit.")
+    tick.set_defaults(handler=cmd_tick)
+
+    for sub in (replay, migrate, serve, deliver, send, tick):
         sub.add_argument("--config", metavar="FILE", help="TOML configuration (default: embedded defaults)")
     return parser
 

@@ -9,12 +9,13 @@ from __future__ import annotations
 import hashlib
 import random
 import secrets
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session
 
 from .config import Config
 from .games import Game, Outcome, State, get_game
+from .mail.outbound import Mail
 from .render import render, render_board
 from .store.models import GameRecord, Move, Seat, User
 from .store.repo import next_board_number
@@ -41,9 +42,10 @@ def start_game(session: Session, config: Config, game: Game, users: list[User],
     state = game.setup(len(users), params, chance)
     record = GameRecord(
         game_type=game.name, board=board, params=params, seed=seed, setup_chance=chance,
-        status="active", result="", state=game.serialise(state), created_at=now, updated_at=now,
+        status="active", result="", state=game.serialise(state), created_at=now, updated_at=now, timers={},
         seats=[Seat(seat=i, user=user) for i, user in enumerate(users)],
     )
+    refresh_timers(record, state, now)
     session.add(record)
     session.flush()
     return record, state
@@ -58,24 +60,27 @@ def replay(record: GameRecord, upto: int | None = None) -> State:
     game = engine_of(record)
     state = game.setup(len(record.seats), record.params, record.setup_chance)
     for move in record.moves[:upto]:
-        if move.kind == "resign":
-            game.resign(state, move.seat)
-        else:
-            game.apply(state, move.seat, move.move, move.chance)
+        apply_logged(game, state, move.kind, move.seat, move.move, move.chance)
     return state
+
+
+def apply_logged(game: Game, state: State, kind: str, seat: int, move: str, chance) -> None:
+    """One action of the log: a move, a resignation, or a deadline passing (seat -1)."""
+    if kind == "resign":
+        game.resign(state, seat)
+    elif kind == "timeout":
+        game.timeout(state, move)
+    else:
+        game.apply(state, seat, move, chance)
 
 
 def record_action(session: Session, record: GameRecord, state: State, seat: int, kind: str,
                   move: str, comment: str, now: datetime, inbound_id: int | None) -> None:
-    """Apply a checked move (or a resignation) to `state` and append it to the log."""
+    """Apply a checked move (a resignation, a timeout) to `state` and append it to the log."""
     game = engine_of(record)
     number = len(record.moves) + 1
-    chance = None
-    if kind == "resign":
-        game.resign(state, seat)
-    else:
-        chance = game.draw(state, seat, move, seeded_rng(record.seed, number))
-        game.apply(state, seat, move, chance)
+    chance = game.draw(state, seat, move, seeded_rng(record.seed, number)) if kind == "move" else None
+    apply_logged(game, state, kind, seat, move, chance)
     record.moves.append(Move(number=number, seat=seat, kind=kind, move=move, chance=chance,
                              comment=comment, inbound_id=inbound_id, created_at=now))
     record.state = game.serialise(state)
@@ -84,7 +89,26 @@ def record_action(session: Session, record: GameRecord, state: State, seat: int,
     if outcome is not None:
         record.status = "finished"
         record.result = status_line(record, state)
+    refresh_timers(record, state, now)
     session.flush()
+
+
+def refresh_timers(record: GameRecord, state: State, now: datetime) -> None:
+    """Note when each of the engine's timers started (now, for a new one), forget the
+    ones that ended, and set `due_at` to the earliest deadline."""
+    wanted = engine_of(record).timers(state) if record.status == "active" else {}
+    started = {name: record.timers.get(name, now.isoformat()) for name in wanted}
+    record.timers = started
+    record.due_at = min((datetime.fromisoformat(started[name]) + timedelta(seconds=seconds)
+                         for name, seconds in wanted.items()), default=None)
+
+
+def next_timer(record: GameRecord) -> tuple[str, datetime]:
+    """The timer that falls due first (by time, then name) and when."""
+    durations = engine_of(record).timers(current_state(record))
+    return min(((name, datetime.fromisoformat(start) + timedelta(seconds=durations[name]))
+                for name, start in record.timers.items() if name in durations),
+               key=lambda pair: (pair[1], pair[0]))
 
 
 # --- what players read -------------------------------------------------------------
@@ -134,6 +158,8 @@ def recent_moves(record: GameRecord, limit: int, upto: int | None = None) -> lis
     rows: list[tuple[int, list[str]]] = []
     last_seat = None
     for move in record.moves[:upto]:
+        if move.seat < 0:  # deadlines are not a seat's move
+            continue
         if not rows or last_seat is None or move.seat <= last_seat:
             rows.append((len(rows) + 1, [""] * len(record.seats)))
         rows[-1][1][move.seat] = "resign" if move.kind == "resign" else move.move
@@ -156,3 +182,21 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
         drawing=render_board(game, game.view(state, viewer), players),
         comments=[(who, text) for who, text in comments if text.strip()],
     )
+
+
+def board_mails(config: Config, record: GameRecord, state: State, comments: list[tuple[str, str]],
+                *, new: bool = False, note: str = "", private: frozenset[int] | None = None,
+                extra: dict[int, str] | None = None) -> list[Mail]:
+    """One board mail to every player, each from that player's own side, to all their
+    addresses (and `extra[seat]`, an unregistered address the seat's command came
+    from). Comments on a private action go only to the seats in `private`."""
+    mail_subject = subject(record, state, new=new)
+    mails = []
+    for seat in record.seats:
+        to = seat.user.emails
+        address = (extra or {}).get(seat.seat)
+        if address and address.lower() not in {a.lower() for a in to}:
+            to = to + [address]
+        shown = comments if private is None or seat.seat in private else []
+        mails.append(Mail(to, mail_subject, board_text(config, record, state, seat.seat, shown, note=note)))
+    return mails

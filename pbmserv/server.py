@@ -1,9 +1,10 @@
-"""`pbmserv serve`: the SMTP listener, the worker and the sender in one asyncio loop.
+"""`pbmserv serve`: the SMTP listener, the worker, the scheduler and the sender in one
+asyncio loop.
 
-The listener only stores mail and wakes the worker; the worker and the sender do their
-blocking database and network work in threads, one batch at a time, so the loop stays
-free to answer SMTP. Mail stored by another process (`pbmserv deliver`) is noticed by
-a light poll.
+The listener only stores mail and wakes the worker; the worker, the scheduler and the
+sender do their blocking database and network work in threads, one batch at a time, so
+the loop stays free to answer SMTP. Mail stored by another process (`pbmserv deliver`)
+is noticed by a light poll.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .config import Config
 from .mail.outbound import deliver_queued, make_transport
 from .mail.smtp import InboundHandler, smtp_factory
+from .scheduler import earliest_due, run_due
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,7 @@ class Server:
         self.handler = InboundHandler(sessions, config.server.address, self.wake_worker)
         self.work = asyncio.Event()
         self.send = asyncio.Event()
+        self.schedule = asyncio.Event()
         self.stopping = asyncio.Event()
         self.port: int | None = None  # the bound port, once listening
 
@@ -78,10 +81,13 @@ class Server:
         self.send.set()
         worker = asyncio.create_task(self.work_loop())
         sender = asyncio.create_task(self.send_loop())
+        scheduler = asyncio.create_task(self.schedule_loop())
         await self.stopping.wait()
         listener.close()
         await self.drain()
         await worker
+        self.schedule.set()
+        await scheduler
         self.send.set()
         await sender
         await self.deliver()  # whatever the worker queued while the sender was busy
@@ -102,8 +108,23 @@ class Server:
             processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
             if processed:
                 self.send.set()
+                self.schedule.set()  # the mail may have started or ended deadlines
             if self.stopping.is_set():
                 return
+
+    async def schedule_loop(self) -> None:
+        """Fire deadlines as they fall due: sleep until the earliest one (or a change)."""
+        while not self.stopping.is_set():
+            try:
+                fired = await asyncio.to_thread(run_due, self.sessions, self.config, utcnow())
+                due = await asyncio.to_thread(earliest_due, self.sessions)
+            except Exception:  # noqa: BLE001 - e.g. a move raced the deadline; try again soon
+                log.exception("running deadlines failed; trying again")
+                fired, due = 0, None
+            if fired:
+                self.send.set()
+            wait = RETRY_SECONDS if due is None else max(0.0, (due - utcnow()).total_seconds())
+            await woken(self.schedule, min(wait, RETRY_SECONDS) + 0.01)
 
     async def send_loop(self) -> None:
         """Deliver replies as soon as they are queued; retry deferred ones now and then."""

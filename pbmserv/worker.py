@@ -16,15 +16,15 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from .commands.base import (Context, CommandError, Mail, is_command, password_words, resolve, takes_text)
+from .commands.base import Context, CommandError, is_command, password_words, resolve, takes_text
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
-from .mail.outbound import compose
+from .mail.outbound import Mail, queue_mails
 from .mail.parse import CommandLine, ParsedMail, parse_message
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
-from .store.models import Inbound, Outbound
-from .store.queue import instance_token, queued_inbound_ids
+from .store.models import Inbound
+from .store.queue import queued_inbound_ids
 from .store.repo import is_registered_address, rate_limited
 
 log = logging.getLogger(__name__)
@@ -108,7 +108,7 @@ class Handler:
             self.run_single(mail.commands[0])
         else:
             self.run_several(mail.commands[:limit], skipped=len(mail.commands) - limit)
-        self.queue(self.outgoing)
+        queue_mails(self.session, self.config, self.outgoing, str(row.id), self.now, mail.message_id, row.id)
         row.status = "done"
 
     # --- running commands ------------------------------------------------------------
@@ -221,16 +221,3 @@ class Handler:
 
     def quote(self, text: str) -> str:
         return "\n".join(f"> {line}".rstrip() for line in self.mask(text).strip("\n").split("\n"))
-
-    # --- into the outbound queue ---------------------------------------------------------
-    def queue(self, mails: list[Mail]) -> None:
-        instance = instance_token(self.session)
-        domain = self.config.domain
-        for number, mail in enumerate(mails, start=1):
-            if not mail.to:
-                continue
-            message_id = f"<pbmserv.{instance}.{self.row.id}.{number}@{domain}>"
-            body = render("frame.txt", body=mail.body, address=self.config.server.address)
-            raw = compose(self.config, mail.to, mail.subject, body, message_id, self.now, self.mail.message_id)
-            self.session.add(Outbound(inbound_id=self.row.id, message_id=message_id, recipients=mail.to,
-                                      raw=raw, status="queued", attempts=0, error="", created_at=self.now))

@@ -5,6 +5,10 @@ from __future__ import annotations
 
 import email
 import email.policy
+import email.utils
+import mailbox
+import re
+from pathlib import Path
 import os
 import shutil
 import tempfile
@@ -21,6 +25,20 @@ from pbmserv.store.queue import enqueue
 from pbmserv.worker import Worker
 
 FOOTER = '\n\n-- \npbmserv at pbmserv@localhost: send "help" for the commands.\n'
+
+
+def maildir_messages(path) -> list[mailbox.MaildirMessage]:
+    """The replies in a Maildir's new/, in the order the server wrote them: by Date (its
+    clock), then by file name read with its numbers as numbers."""
+    folder = Path(path) / "new"
+    if not folder.is_dir():
+        return []
+    found = []
+    for file in folder.iterdir():
+        message = mailbox.MaildirMessage(file.read_bytes())
+        natural = [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", file.name)]
+        found.append((email.utils.parsedate_to_datetime(message["Date"]), natural, message))
+    return [message for _date, _name, message in sorted(found, key=lambda item: item[:2])]
 
 
 @dataclass

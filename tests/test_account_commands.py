@@ -56,6 +56,7 @@ Game commands (GAME is the name of a game below):
       the boards of this game, their players and status
 
 Games:
+  serpent     Eggs and snakes on a hex board: groups without a survival path die
   superwari   Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
   survival    David Smith's arrow game: place where your last arrow points, or lose
   wari        The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
@@ -66,6 +67,8 @@ Send "help COMMAND" for more on a command, "GAME help" for the rules of a game.
 LIST_TEXT = """\
 Games on this server:
 
+  serpent     Serpent       2 players
+      Eggs and snakes on a hex board: groups without a survival path die
   superwari   Super-Wari    2 players
       Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
   survival    Survival      2 players

@@ -223,8 +223,8 @@ def test_superwari_help(server):
     assert "\n\nMoves: the letter of one of your own pits: c\n\n" in text
     assert text.endswith(
         "Parameters, given to challenge as -name=value:\n"
-        "  -pits=8  (4 to 10) pits on each side\n"
-        "  -stones=3  (1 to 6) stones in each pit at the start\n"
+        "  -pits=8 (4 to 10): pits on each side\n"
+        "  -stones=3 (1 to 6): stones in each pit at the start\n"
         "\n"
         "Commands:\n"
         "  superwari help\n"

@@ -17,6 +17,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
+from conftest import maildir_messages
 from mailgen import game_mails
 from pbmserv.config import load_config
 from pbmserv.mail.outbound import SmtpTransport, deliver_queued
@@ -79,15 +80,7 @@ class RunningServer:
         raise AssertionError(f"only {len(read_maildir(self.maildir))} of {count} replies arrived")
 
 
-def read_maildir(path) -> list[mailbox.MaildirMessage]:
-    def order(name: str) -> tuple[int, int]:
-        inbound, number = re.search(r"\.(\d+)\.(\d+)_", name).groups()
-        return int(inbound), int(number)
-    folder = path / "new"
-    if not folder.is_dir():
-        return []
-    return [mailbox.MaildirMessage((folder / name).read_bytes()) for name in sorted(
-        (p.name for p in folder.iterdir()), key=order)]
+read_maildir = maildir_messages
 
 
 @pytest.fixture

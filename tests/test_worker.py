@@ -13,7 +13,7 @@ def test_an_unexpected_failure_keeps_the_mail_marked_failed_and_the_worker_goes_
     def broken(*args, **kwargs):
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("pbmserv.worker.compose", broken)
+    monkeypatch.setattr("pbmserv.mail.outbound.compose", broken)
     assert server.send("alice@example.org", "superwari move 101 alice alice-pw c") == []
     monkeypatch.undo()
     with server.sessions() as session:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from sqlalchemy.orm import Session
 
 from ..config import Config
+from ..mail.outbound import Mail
 from ..mail.parse import ParsedMail
 from ..passwords import verify_password
 from ..store.repo import find_user
@@ -23,15 +24,6 @@ from ..store.repo import find_user
 if TYPE_CHECKING:
     from ..games import Game
     from ..store.models import User
-
-
-@dataclass
-class Mail:
-    """An outgoing mail before it is rendered to MIME: one per recipient's view."""
-
-    to: list[str]
-    subject: str
-    body: str
 
 
 class CommandError(Exception):

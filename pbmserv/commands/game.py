@@ -7,8 +7,8 @@ import re
 
 from ..games import Game, State
 from ..games.base import fill_seats
-from ..play import (board_text, current_state, names, record_action, replay, seat_of, start_game,
-                    status_line, subject)
+from ..play import (board_mails, board_text, current_state, names, record_action, replay, seat_of,
+                    start_game, status_line, subject)
 from ..store.models import GameRecord, User
 from ..store.repo import find_game, find_user, games_of_type
 from ..render import render
@@ -53,16 +53,12 @@ def check_active(record: GameRecord, game: Game, user: User) -> None:
                            board=record, viewer=user)
 
 
-def send_boards(ctx: Context, record: GameRecord, state: State, actor: User,
-                comments: list[tuple[str, str]], new: bool = False, note: str = "") -> None:
-    """One board mail to every player, each from that player's own side. The actor's
-    copy also goes to the address the command came from, if it is not registered."""
-    mail_subject = subject(record, state, new=new)
-    for seat in record.seats:
-        to = seat.user.emails
-        if seat.user_id == actor.id and ctx.mail.reply_to.lower() not in {a.lower() for a in to}:
-            to = to + [ctx.mail.reply_to]
-        ctx.notify(to, mail_subject, board_text(ctx.config, record, state, seat.seat, comments, note=note))
+def send_boards(ctx: Context, record: GameRecord, state: State, actor: User, comments: list[tuple[str, str]],
+                new: bool = False, note: str = "", private: frozenset[int] | None = None) -> None:
+    """Board mails to every player; the actor's copy also to the address the command
+    came from."""
+    ctx.notices += board_mails(ctx.config, record, state, comments, new=new, note=note, private=private,
+                               extra={seat_of(record, actor): ctx.mail.reply_to})
 
 
 LISTED_MOVES = 24  # more legal moves than this are summarised, not listed in an error
@@ -101,7 +97,6 @@ class Challenge(GameCommand):
         userid, password, *rest = args
         user = authenticate(ctx, userid, password)
         opponent_ids = [word for word in rest if not word.startswith("-")]
-        params = self.parse_params(game, [word for word in rest if word.startswith("-")])
         players = [user]
         for name in opponent_ids:
             opponent = find_user(ctx.session, name)
@@ -116,11 +111,13 @@ class Challenge(GameCommand):
             count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
             raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
                                f"Send: {self.usage(game)}")
+        params = self.parse_params(game, [word for word in rest if word.startswith("-")],
+                                   [player.userid for player in players])
         record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now)
         send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True)
         return f"New {game.title} board {record.board} started."
 
-    def parse_params(self, game: Game, words: list[str]) -> dict[str, int]:
+    def parse_params(self, game: Game, words: list[str], players: list[str]) -> dict[str, int]:
         known = {param.name: param for param in game.params}
         values = {param.name: param.default for param in game.params}
         for word in words:
@@ -130,11 +127,11 @@ class Challenge(GameCommand):
                 raise CommandError(f"{game.title} takes no parameters, so '{word}' cannot be used.",
                                    f"Send: {game.name} challenge USERID PASSWORD OPPONENT")
             if param is None or not equals:
-                accepted = ", ".join(f"-{p.name}=N" for p in game.params)
+                accepted = ", ".join(f"-{p.name}={p.placeholder}" for p in game.params)
                 raise CommandError(f"{game.title} has no parameter '{word}'.",
                                    f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
             try:
-                values[param.name] = param.parse(value)
+                values[param.name] = param.parse(value, players)
             except ValueError as error:
                 raise CommandError(f"{error}.", f"Send: {self.usage(game)}") from None
         return values
@@ -176,8 +173,9 @@ class MoveCommand(GameCommand):
             raise CommandError(f"Move {text} is not legal on board {record.board}: {reason}.",
                                f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
                                f"where {legal_hint(game, record, state, seat)}", board=record, viewer=user)
+        private = game.private_to(state, seat, verdict.move)  # asked before the move changes the state
         record_action(ctx.session, record, state, seat, "move", verdict.move, ctx.comment, ctx.now, ctx.inbound_id)
-        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)])
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], private=private)
         return f"Move {verdict.move} played on {game.title} board {record.board}."
 
 

@@ -16,7 +16,7 @@ from typing import Any, ClassVar
 
 @dataclass(frozen=True)
 class Param:
-    """A `-name=value` game parameter, checked before a game is set up."""
+    """A `-name=value` game parameter (a whole number), checked before set-up."""
 
     name: str
     default: int
@@ -24,15 +24,67 @@ class Param:
     high: int
     help: str
 
-    def parse(self, text: str) -> int:
-        """The value of `-name=text`; ValueError with a player-facing message if bad."""
+    def parse(self, text: str, players: list[str]) -> int:
+        """The value of `-name=text`; ValueError with a player-facing message if bad.
+        `players` are the userids by seat, for parameters that name a player."""
         try:
             value = int(text)
         except ValueError:
             raise ValueError(f"-{self.name} must be a whole number from {self.low} to {self.high}, not {text!r}") from None
+        return self.in_range(value)
+
+    def in_range(self, value: int) -> int:
         if not self.low <= value <= self.high:
-            raise ValueError(f"-{self.name} must be from {self.low} to {self.high}, not {value}")
+            raise ValueError(f"-{self.name} must be from {self.show(self.low)} to {self.show(self.high)}, "
+                             f"not {self.show(value)}")
         return value
+
+    placeholder: ClassVar[str] = "N"
+
+    def show(self, value: int) -> str:
+        return str(value)
+
+    def describe(self) -> str:
+        """One line for `GAME help`."""
+        return f"-{self.name}={self.show(self.default)} ({self.show(self.low)} to {self.show(self.high)}): {self.help}"
+
+
+DURATION = re.compile(r"(\d{1,6})([mhd])")
+UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400}
+
+
+class DurationParam(Param):
+    """A duration written `90m`, `72h` or `3d`; the value is in seconds."""
+
+    placeholder: ClassVar[str] = "DURATION"
+
+    def parse(self, text: str, players: list[str]) -> int:
+        match = DURATION.fullmatch(text.strip().lower())
+        if match is None:
+            raise ValueError(f"-{self.name} must be a duration such as 72h or 3d, not {text!r}")
+        return self.in_range(int(match[1]) * UNIT_SECONDS[match[2]])
+
+    def show(self, value: int) -> str:
+        for unit in ("d", "h", "m"):
+            if value % UNIT_SECONDS[unit] == 0:
+                return f"{value // UNIT_SECONDS[unit]}{unit}"
+        return f"{value}s"
+
+
+class PlayerParam(Param):
+    """A parameter naming one of the players (`-first=USERID`); the value is the seat,
+    -1 when not given."""
+
+    placeholder: ClassVar[str] = "USERID"
+
+    def parse(self, text: str, players: list[str]) -> int:
+        for seat, userid in enumerate(players):
+            if userid.lower() == text.lower():
+                return seat
+        raise ValueError(f"-{self.name} must name a player of this game ({', '.join(players)}), not {text!r}")
+
+    def describe(self) -> str:
+        return f"-{self.name}=USERID: {self.help}"
 
 
 @dataclass(frozen=True)
@@ -110,6 +162,24 @@ class Game:
     def apply(self, state: State, seat: int, move: str, chance: Any) -> None:
         """Play a checked move in place, using only the logged chance outcome."""
         raise NotImplementedError
+
+    # --- time ---------------------------------------------------------------------
+    def timers(self, state: State) -> dict[str, int]:
+        """The deadlines the game waits on now, by name, each in seconds from the
+        moment that name first appeared. The server notes when each appears, and when
+        one falls due it logs a timeout action for it and calls `timeout`; so engines
+        never read a clock and the move log still replays exactly."""
+        return {}
+
+    def timeout(self, state: State, name: str) -> None:
+        """Apply in place what the passing of deadline `name` means (the defaults for
+        players who did not act)."""
+        raise NotImplementedError
+
+    def private_to(self, state: State, seat: int, move: str) -> frozenset[int] | None:
+        """The seats a move and its comment concern when they are private (a tell, an
+        offer); None when everyone may read the comment."""
+        return None
 
     def resign(self, state: State, seat: int) -> None:
         """Resign `seat` in place. Two-player default: the other seat wins."""

@@ -13,6 +13,7 @@ import logging
 import os
 import re
 import smtplib
+from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
 from email.policy import default as default_policy
@@ -21,7 +22,9 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
-from ..store.queue import queued_outbound, retry_later
+from ..render import render
+from ..store.models import Outbound
+from ..store.queue import instance_token, queued_outbound, retry_later
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +33,31 @@ GIVE_UP_AFTER = timedelta(days=5)  # a reply the relay keeps deferring is droppe
 
 class PermanentFailure(Exception):
     """The relay refused the reply for good (5xx): retrying cannot help."""
+
+
+@dataclass
+class Mail:
+    """An outgoing mail before it is rendered to MIME: one per recipient's view."""
+
+    to: list[str]
+    subject: str
+    body: str
+
+
+def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, now: datetime,
+                in_reply_to: str | None = None, inbound_id: int | None = None) -> None:
+    """Render `mails` in the common frame and add them to the outbound queue, in the
+    caller's transaction. `key` makes the Message-IDs unique and stable (the inbound
+    mail's id, or the deadline that caused them)."""
+    instance = instance_token(session)
+    for number, mail in enumerate(mails, start=1):
+        if not mail.to:
+            continue
+        message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
+        body = render("frame.txt", body=mail.body, address=config.server.address)
+        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to)
+        session.add(Outbound(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
+                             status="queued", attempts=0, error="", created_at=now))
 
 
 def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,

@@ -82,6 +82,10 @@ class GameRecord(Base):
     version: Mapped[int] = mapped_column(Integer)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     updated_at: Mapped[datetime] = mapped_column(DateTime)
+    # When each of the engine's named timers started (ISO times), and the earliest
+    # moment one of them falls due: what the scheduler looks for.
+    timers: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
+    due_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True, index=True)
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat"
     )
