@@ -15,6 +15,7 @@ from sqlalchemy.orm import Session
 
 from .config import Config
 from .games import Game, Outcome, State, get_game
+from .games.base import fill_seats
 from .mail.outbound import Mail
 from .render import render, render_board
 from .store.models import GameRecord, Move, Seat, User
@@ -153,8 +154,12 @@ def subject(record: GameRecord, state: State, new: bool = False) -> str:
     return ("New " if new else "") + " ".join(words)
 
 
-def recent_moves(record: GameRecord, limit: int, upto: int | None = None) -> list[tuple[int, list[str]]]:
-    """The move log in rows of one action per seat, numbered, the last `limit` rows."""
+def recent_moves(record: GameRecord, limit: int, upto: int | None = None,
+                 viewer: int | None = None) -> list[tuple[int, list[str]]]:
+    """The move log in rows of one action per seat, numbered, the last `limit` rows, as
+    `viewer` may read it."""
+    game = engine_of(record)
+    players = names(record)
     rows: list[tuple[int, list[str]]] = []
     last_seat = None
     for move in record.moves[:upto]:
@@ -162,7 +167,8 @@ def recent_moves(record: GameRecord, limit: int, upto: int | None = None) -> lis
             continue
         if not rows or last_seat is None or move.seat <= last_seat:
             rows.append((len(rows) + 1, [""] * len(record.seats)))
-        rows[-1][1][move.seat] = "resign" if move.kind == "resign" else move.move
+        shown = "resign" if move.kind == "resign" else game.shown_move(move.seat, move.move, viewer)
+        rows[-1][1][move.seat] = fill_seats(shown, players)
         last_seat = move.seat
     return rows[-limit:] if limit else []
 
@@ -172,7 +178,7 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     """The body of a board mail as seat `viewer` (None: the public) sees it."""
     game = engine_of(record)
     players = names(record)
-    rows = recent_moves(record, config.limits.recent_moves, upto)
+    rows = recent_moves(record, config.limits.recent_moves, upto, viewer)
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."

@@ -6,11 +6,15 @@ from types import SimpleNamespace
 import pytest
 
 from pbmserv import play
-from pbmserv.games import Outcome
+from pbmserv.games import Game, Outcome
 
 
-class StandIn:
+class StandIn(Game):
     title = "Stand-In"
+
+    def shown_move(self, seat, move, viewer):
+        """Seat 1's moves are sealed orders: others read only that one was sent."""
+        return move if seat != 1 or viewer == 1 else "(sealed)"
 
     def __init__(self, acting, outcome):
         self.acting, self.outcome = acting, outcome
@@ -43,12 +47,31 @@ def test_status_lines_and_subjects(monkeypatch, acting, outcome, status, subject
     assert play.subject(record, None, new=True) == "New " + subject
 
 
-def test_recent_moves_start_a_new_row_when_a_seat_acts_again():
+def test_recent_moves_start_a_new_row_when_a_seat_acts_again(monkeypatch):
     moves = [SimpleNamespace(seat=s, kind=k, move=m) for s, k, m in
-             [(0, "move", "a"), (1, "move", "b"), (2, "move", "c"), (0, "move", "d"), (2, "move", "e"),
-              (1, "resign", "resign"), (0, "move", "f")]]
-    record = SimpleNamespace(moves=moves, seats=[0, 1, 2])
-    assert play.recent_moves(record, 10) == [(1, ["a", "b", "c"]), (2, ["d", "", "e"]), (3, ["", "resign", ""]),
-                                             (4, ["f", "", ""])]
-    assert play.recent_moves(record, 2) == [(3, ["", "resign", ""]), (4, ["f", "", ""])]
-    assert play.recent_moves(record, 10, upto=2) == [(1, ["a", "b", ""])]
+             [(0, "move", "a"), (1, "move", "b"), (-1, "timeout", "round 1"), (2, "move", "c"),
+              (0, "move", "d"), (2, "move", "e"), (1, "resign", "resign"), (0, "move", "f")]]
+    record = board(monkeypatch, set())
+    record.moves = moves
+    assert play.recent_moves(record, 10, viewer=1) == [(1, ["a", "b", "c"]), (2, ["d", "", "e"]),
+                                                       (3, ["", "resign", ""]), (4, ["f", "", ""])]
+    assert play.recent_moves(record, 2, viewer=1) == [(3, ["", "resign", ""]), (4, ["f", "", ""])]
+    assert play.recent_moves(record, 10, upto=2, viewer=1) == [(1, ["a", "b", ""])]
+
+
+def test_moves_read_as_each_viewer_may_read_them_with_userids_for_seats(monkeypatch):
+    record = board(monkeypatch, set())
+    record.moves = [SimpleNamespace(seat=0, kind="move", move="give {seat2} W"),
+                    SimpleNamespace(seat=1, kind="move", move="search stock F")]
+    assert play.recent_moves(record, 10, viewer=1) == [(1, ["give cid W", "search stock F", ""])]
+    assert play.recent_moves(record, 10, viewer=0) == [(1, ["give cid W", "(sealed)", ""])]
+    assert play.recent_moves(record, 10) == [(1, ["give cid W", "(sealed)", ""])]
+
+
+def test_userids_in_moves_become_seats_and_back():
+    from pbmserv.games.base import fill_seats, seats_for_names
+
+    names = ["ann", "Bea.2", "cid"]
+    assert seats_for_names("give BEA.2 W, tell cid: ann? annie", names) == \
+        "give {seat1} W, tell {seat2}: {seat0}? annie"
+    assert fill_seats("give {seat1} W; {seat9} stays", names) == "give Bea.2 W; {seat9} stays"

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 
 from ..games import Game, State
-from ..games.base import fill_seats
+from ..games.base import fill_seats, seats_for_names
 from ..play import (board_mails, board_text, current_state, names, record_action, replay, seat_of,
                     start_game, status_line, subject)
 from ..store.models import GameRecord, User
@@ -163,6 +163,8 @@ class MoveCommand(GameCommand):
                     f"Move {text} received as move #{int(guard['number'])}, but the next move on board {record.board} is #{next_number}.",
                     "Look at the board below, then send your move again with the right number or none.",
                     board=record, viewer=user)
+        if game.names_in_moves:
+            text = seats_for_names(text, names(record))
         state = current_state(record)
         if seat not in game.to_act(state):
             raise CommandError(f"It is not {user.userid}'s turn on board {record.board}. {status_line(record, state)}",

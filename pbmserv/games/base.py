@@ -107,6 +107,14 @@ def fill_seats(text: str, names: list[str]) -> str:
     return re.sub(r"\{seat(\d+)\}", lambda m: names[int(m[1])] if int(m[1]) < len(names) else m[0], text)
 
 
+def seats_for_names(text: str, names: list[str]) -> str:
+    """`text` with each word that is a player's userid (any case) replaced by `{seatN}`:
+    how moves that name players (`give bob W`) reach an engine, which knows only seats."""
+    seat_of = {name.lower(): seat for seat, name in enumerate(names)}
+    return re.sub(r"[A-Za-z0-9_.-]+", lambda m: f"{{seat{seat_of[m[0].lower()]}}}" if m[0].lower() in seat_of
+                  else m[0], text)
+
+
 @dataclass(frozen=True)
 class Outcome:
     """How a game ended: winning seats (empty with `tie=False` means nobody won)."""
@@ -137,6 +145,7 @@ class Game:
     summary: ClassVar[str]  # one line for `list`
     help_text: ClassVar[str]  # the rules in the project's own words
     template: ClassVar[str]  # board template under templates/games/
+    names_in_moves: ClassVar[bool] = False  # moves name players: the server turns userids into {seatN}
 
     # --- set-up -------------------------------------------------------------------
     def initial_chance(self, players: int, params: dict[str, int], rng: random.Random) -> Any:
@@ -175,6 +184,12 @@ class Game:
         """Apply in place what the passing of deadline `name` means (the defaults for
         players who did not act)."""
         raise NotImplementedError
+
+    def shown_move(self, seat: int, move: str, viewer: int | None) -> str:
+        """How a logged move of `seat` reads in `viewer`'s list of recent moves (None:
+        the public): sealed orders and private actions can be shown without their
+        secret part."""
+        return move
 
     def private_to(self, state: State, seat: int, move: str) -> frozenset[int] | None:
         """The seats a move and its comment concern when they are private (a tell, an
