@@ -791,7 +791,7 @@ def test_a_whole_wari_game_by_mail(server):
         assert (record.status, record.result, len(record.moves)) == ("finished", final, number)
         assert record.state == engine.serialise(replay(record))
         assert record.state == engine.serialise(state)
-    reply = server.one(ALICE, f"wari move 101 alice alice-pw a")
+    reply = server.one(ALICE, "wari move 101 alice alice-pw a")
     assert (reply.subject, body_of(reply).split("\n")[0]) == (
         "Wari Board 101 Error", f"Wari board 101 is over: {final}")
     assert body_of(server.one(ALICE, "wari games")) == f"Wari boards:\n\n  101  alice, bob: {final}\n"

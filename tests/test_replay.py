@@ -15,21 +15,16 @@ from sqlalchemy.orm import Session
 
 from pbmserv.cli import main
 from pbmserv.store.models import GameRecord
+from conftest import maildir_messages
 from mailgen import game_mails, mail, write_mbox
+from pbmserv.games import get_game
 
 ROOT = Path(__file__).parent.parent
 
 
 def replies(outbox: Path) -> list[tuple[str, str, str]]:
     """(To, Subject, body) of every reply, in the order the server wrote them."""
-    def order(path: Path) -> tuple[int, int]:
-        inbound, number = re.search(r"\.(\d+)\.(\d+)_", path.name).groups()
-        return int(inbound), int(number)
-    found = []
-    for path in sorted((outbox / "new").iterdir(), key=order):
-        message = mailbox.MaildirMessage(path.read_bytes())
-        found.append((message["To"], message["Subject"], message.get_payload(decode=True).decode()))
-    return found
+    return [(m["To"], m["Subject"], m.get_payload(decode=True).decode()) for m in maildir_messages(outbox)]
 
 
 @pytest.fixture(autouse=True)
@@ -40,7 +35,8 @@ def in_tmp(tmp_path, monkeypatch):
     monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")  # for --db; replay's own db is fast anyway
 
 
-@pytest.mark.parametrize("game, params", [("superwari", ""), ("wari", ""), ("superwari", "-pits=5 -stones=2")])
+@pytest.mark.parametrize("game, params", [("superwari", ""), ("wari", ""), ("superwari", "-pits=5 -stones=2"),
+                                          ("survival", ""), ("serpent", "-size=4")])
 @pytest.mark.parametrize("seed", [1, 2])
 def test_a_whole_game_by_mail(tmp_path, capsys, game, params, seed):
     box = write_mbox(tmp_path / "game.mbox", game_mails(game, seed=seed, params=params))
@@ -49,10 +45,9 @@ def test_a_whole_game_by_mail(tmp_path, capsys, game, params, seed):
     count = len(mailbox.mbox(str(box)))
     assert f"Replayed {count} mails: {count} answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in out
     sent = replies(tmp_path / "out")
-    assert f"replies written to out/new/" in out and f"{len(sent)} replies" in out
+    assert "replies written to out/new/" in out and f"{len(sent)} replies" in out
     assert not [subject for _to, subject, _body in sent if "rror" in subject]
-    title = "Super-Wari" if game == "superwari" else "Wari"
-    final = [body for _to, subject, body in sent if subject == f"{title} Board 101"]
+    final = [body for _to, subject, body in sent if subject == f"{get_game(game).title} Board 101"]
     assert len(final) == 3  # the last move to both players, then the `show`
     assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final[-1], re.MULTILINE)
 

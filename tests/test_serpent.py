@@ -15,16 +15,13 @@ d1  d2  d3  d4  d5  d6  d7          d1 (-3,0)  d4 (0,0)
 from __future__ import annotations
 
 import json
-import mailbox
 import os
 import random
-import re
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pbmserv.cli import main
 from pbmserv.games import get_game
 from pbmserv.games.serpent import EMPTY, GEOMETRIES, INF, STONE, SerpentState, Side, position_key
 from pbmserv.render import render_board
@@ -457,28 +454,3 @@ def test_random_games_on_size_4_stay_valid_and_end(seed):
 @given(seed=st.integers(0, 2**32 - 1))
 def test_random_games_on_size_5_stay_valid_and_end(seed):
     random_game(seed, 5)
-
-
-# --- whole games by mail --------------------------------------------------------------
-
-
-@pytest.mark.parametrize("seed", [1, 2])
-def test_a_whole_game_by_mail(tmp_path, monkeypatch, capsys, seed):
-    from mailgen import game_mails, write_mbox
-    from test_replay import replies
-
-    monkeypatch.chdir(tmp_path)
-    for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")
-    box = write_mbox(tmp_path / "game.mbox", game_mails("serpent", seed=seed, params="-size=4"))
-    assert main(["replay", str(box), "--outbox", "out"]) == 0
-    out = capsys.readouterr().out
-    count = len(mailbox.mbox(str(box)))
-    assert f"Replayed {count} mails: {count} answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in out
-    sent = replies(tmp_path / "out")
-    assert not [subject for _to, subject, _body in sent if "rror" in subject]
-    final = [body for _to, subject, body in sent if subject == "Serpent Board 101"]
-    assert len(final) == 3
-    assert re.search(r"^Game won by (alice|bob)\.$", final[-1], re.MULTILINE)
-    assert re.search(r"^g {7}\S", final[-1], re.MULTILINE)  # the board is in the mail

@@ -110,7 +110,7 @@ def test_a_duplicate_sent_twice_over_smtp_is_played_once(running):
     first, second, challenge, move = game_mails("superwari", seed=1)[:4]
     for message in (first, second, challenge, move, move, challenge):
         running.send(message)
-    replies = running.replies(6)
+    running.replies(6)
     time.sleep(0.3)  # nothing more may come
     assert [r["Subject"] for r in read_maildir(running.maildir)] == [
         "pbmserv signup", "pbmserv signup", "New Super-Wari Board 101 alice", "New Super-Wari Board 101 alice",

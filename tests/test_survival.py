@@ -8,7 +8,6 @@ B1–B4, C1–C5, D1–D4, E1–E3). Ohs (O) is seat 0 and moves first; Eks (X) 
 from __future__ import annotations
 
 import json
-import mailbox
 import re
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -17,7 +16,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mailgen import game_mails, mail, write_mbox
+from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.games import Outcome, get_game
 from pbmserv.games.survival import CELLS, DIRECTIONS, EKS, OHS, SurvivalState, neighbour, ray
@@ -485,43 +484,12 @@ def test_random_games_end_within_19_moves_with_the_right_winner(choices):
     assert board(state).endswith(f"Game won by {NAMES[1 - loser]}.\n")
 
 
-# --- whole games by mail --------------------------------------------------------------
-
-
-def replies(outbox: Path) -> list[tuple[str, str, str]]:
-    """(To, Subject, body) of every reply, in the order the server wrote them."""
-    def order(path: Path) -> tuple[int, int]:
-        inbound, number = re.search(r"\.(\d+)\.(\d+)_", path.name).groups()
-        return int(inbound), int(number)
-    found = []
-    for path in sorted((outbox / "new").iterdir(), key=order):
-        message = mailbox.MaildirMessage(path.read_bytes())
-        found.append((message["To"], message["Subject"], message.get_payload(decode=True).decode()))
-    return found
-
-
-@pytest.mark.parametrize("seed", [1, 2, 15, 19])
-def test_a_whole_game_by_mail(tmp_path, monkeypatch, capsys, seed):
-    monkeypatch.chdir(tmp_path)
-    for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
-        monkeypatch.delenv(name, raising=False)
-    monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")
-    box = write_mbox(tmp_path / "game.mbox", game_mails("survival", seed=seed))
-    assert main(["replay", str(box), "--outbox", "out"]) == 0
-    out = capsys.readouterr().out
-    count = len(mailbox.mbox(str(box)))
-    assert f"Replayed {count} mails: {count} answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in out
-    sent = replies(tmp_path / "out")
-    assert not [subject for _to, subject, _body in sent if "rror" in subject]
-    final = [body for _to, subject, body in sent if subject == "Survival Board 101"]
-    assert len(final) == 3  # the last move to both players, then the `show`
-    assert re.search(r"^Game won by (alice|bob)\.$", final[-1], re.MULTILINE)
-    board_part = final[-1].split("\n-- \n")[0]  # the server's signature follows
-    assert re.search(r"\nGame won by (alice|bob)\.\Z", board_part.rstrip("\n"))
-    assert FIGURE.splitlines()[0] in final[-1]
+# --- whole games by mail (random whole games: tests/test_replay.py) ---------------------
 
 
 def test_the_full_board_game_by_mail_with_every_spelling_and_a_wrong_move(tmp_path, monkeypatch, capsys):
+    from test_replay import replies
+
     monkeypatch.chdir(tmp_path)
     for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)

@@ -76,7 +76,7 @@ class Help(Command):
             return f"Help on {game.name} sent."
         if topic in account_commands or topic in game_commands:
             cmd = account_commands.get(topic) or game_commands[topic]
-            ctx.reply(f"pbmserv help", render("commands/help_topic.txt", usage=cmd.usage(), cmd=cmd))
+            ctx.reply("pbmserv help", render("commands/help_topic.txt", usage=cmd.usage(), cmd=cmd))
             return f"Help on {topic} sent."
         raise CommandError(f"There is no help topic '{topic}'.",
                            "Send 'help' for the list of commands and games.")
