@@ -41,6 +41,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "unregistered_errors_per_day": 3,
         "broadcasts_per_day": 1,
         "recent_moves": 10,
+        "wrong_passwords_per_hour": 5,
     },
 }
 

@@ -128,6 +128,7 @@ class Handler:
             summary = cmd.run(ctx, args, game) if game is not None else cmd.run(ctx, args)
         except CommandError as error:
             savepoint.rollback()
+            self.session.add_all(ctx.after_error)
             if found is not None and error.game is None:
                 error.game = found[1]
             if error.board is None:

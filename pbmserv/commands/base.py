@@ -10,7 +10,7 @@ from __future__ import annotations
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy.orm import Session
@@ -19,7 +19,8 @@ from ..config import Config
 from ..mail.outbound import Mail
 from ..mail.parse import ParsedMail
 from ..passwords import verify_password
-from ..store.repo import find_user
+from ..store.models import RateEvent
+from ..store.repo import find_user, recent_events
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -51,6 +52,7 @@ class Context:
     inbound_id: int
     comment: str = ""  # the text that goes out with the board (or relayed by `message`)
     board: Any = None  # the GameRecord the command is about, once known: errors show it
+    after_error: list[Any] = field(default_factory=list)  # rows to keep even when the command fails
     replies: list[Mail] = field(default_factory=list)  # answers to the sender
     notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)
 
@@ -192,13 +194,32 @@ def password_words(words: list[str]) -> list[str]:
     return [args[i] for i in cmd.password_args if i < len(args)]
 
 
+PASSWORD_WINDOW = timedelta(hours=1)
+
+
 def authenticate(ctx: Context, userid: str, password: str) -> User:
-    """The user whose password this is, or a CommandError saying which part is wrong."""
+    """The user whose password this is, or a CommandError saying which part is wrong.
+
+    Wrong passwords are limited per sending address, and per user from addresses not
+    registered to that user (so a stranger cannot lock a player out of their own
+    account). Failures are counted even though the command's changes are undone."""
     user = find_user(ctx.session, userid)
     if user is None:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
+    limit = ctx.config.limits.wrong_passwords_per_hour
+    sender = ctx.mail.sender.lower()
+    stranger = sender not in {a.lower() for a in user.emails}
+    if recent_events(ctx.session, "wrong-password", f"address:{sender}", ctx.now, PASSWORD_WINDOW) >= limit:
+        raise CommandError(f"Too many wrong passwords were sent from {ctx.mail.sender} in the last hour.",
+                           "Wait an hour, then send the command again with the right password.")
+    if stranger and recent_events(ctx.session, "wrong-password", f"user:{user.userid_key}", ctx.now,
+                                  PASSWORD_WINDOW) >= limit:
+        raise CommandError(f"Too many wrong passwords for {user.userid} came from other addresses in the last hour.",
+                           f"Send the command from an address registered to {user.userid}, or wait an hour.")
     if not verify_password(user.password_hash, password):
+        keys = [f"address:{sender}"] + ([f"user:{user.userid_key}"] if stranger else [])
+        ctx.after_error += [RateEvent(kind="wrong-password", key=key, at=ctx.now) for key in keys]
         raise CommandError(f"Wrong password for {user.userid}.",
                            "Send the command again with your password (passwords are case-sensitive).")
     return user

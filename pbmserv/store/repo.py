@@ -51,12 +51,16 @@ def all_users(session: Session) -> list[User]:
     return list(session.scalars(select(User).order_by(User.userid_key)))
 
 
+def recent_events(session: Session, kind: str, key: str, now: datetime, window: timedelta) -> int:
+    """How many events of `kind` by `key` were counted in the `window` before `now`."""
+    return session.scalar(select(func.count(RateEvent.id)).where(
+        RateEvent.kind == kind, RateEvent.key == key, RateEvent.at > now - window))
+
+
 def rate_limited(session: Session, kind: str, key: str, now: datetime, per_day: int) -> bool:
     """Count one use of `kind` by `key`; True (and not counted) if `per_day` uses in the
     last 24 hours were counted already."""
-    used = session.scalar(select(func.count(RateEvent.id)).where(
-        RateEvent.kind == kind, RateEvent.key == key, RateEvent.at > now - timedelta(days=1)))
-    if used >= per_day:
+    if recent_events(session, kind, key, now, timedelta(days=1)) >= per_day:
         return True
     session.add(RateEvent(kind=kind, key=key, at=now))
     return False
