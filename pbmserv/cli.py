@@ -24,7 +24,7 @@ from .scheduler import run_due
 from .server import Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
-from .store.queue import enqueue
+from .store.queue import enqueue, failed_rows, set_status
 from .worker import Worker
 
 DEFAULT_REPLAY_OUTBOX = "var/replay-outbox"
@@ -159,6 +159,29 @@ def cmd_tick(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def cmd_queue(args: argparse.Namespace, config: Config) -> int:
+    """List the mails that failed, or queue them again, or drop them."""
+    sessions = open_database(config.database.url, config.database.busy_timeout)
+    with sessions.begin() as session:
+        if args.action == "list":
+            rows = failed_rows(session)
+            for name, row in rows:
+                who = f"from {row.envelope_from or '?'}" if name == "in" else f"to {', '.join(row.recipients)}"
+                reason = (row.error.strip().splitlines() or ["?"])[-1]
+                print(f"{name}:{row.id}  {row.message_id}  {who}  {reason}")
+            print(f"{len(rows)} failed mails.")
+            return 0
+        refs = [f"{name}:{row.id}" for name, row in failed_rows(session)] if args.refs == ["all"] else args.refs
+        if not refs:
+            raise UsageError(f"pbmserv queue {args.action}: name the mails (in:ID, out:ID or all)")
+        try:
+            for ref in refs:
+                print(set_status(session, ref, "queued" if args.action == "retry" else "dropped"))
+        except ValueError as error:
+            raise ServeError(str(error)) from None
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, config: Config) -> int:
     open_database(config.database.url)
     print(f"Database {config.database.url} is up to date.")
@@ -210,7 +233,15 @@ def build_parser() -> Parser:
                                            "replies they cause, and exit.")
     tick.set_defaults(handler=cmd_tick)
 
-    for sub in (replay, migrate, serve, deliver, send, tick):
+    queue = commands.add_parser("queue", help="list, retry or drop the mails that failed",
+                                description="list: the mails the worker or the sender gave up on; "
+                                            "retry: queue them again (a running server picks them up); "
+                                            "drop: set them aside for good.")
+    queue.add_argument("action", choices=("list", "retry", "drop"))
+    queue.add_argument("refs", nargs="*", metavar="in:ID|out:ID|all")
+    queue.set_defaults(handler=cmd_queue)
+
+    for sub in (replay, migrate, serve, deliver, send, tick, queue):
         sub.add_argument("--config", metavar="FILE", help="TOML configuration (default: embedded defaults)")
     return parser
 

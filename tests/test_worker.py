@@ -54,3 +54,36 @@ def test_mail_is_taken_in_arrival_order(server):
     server.send("c@example.org", "help")
     subjects = [raw.split(b"Subject: ")[1].split(b"\n")[0] for _to, raw in server.transport.delivered]
     assert subjects[:2] == [b"pbmserv signup", b"pbmserv error"]
+
+
+def test_failed_mail_is_listed_retried_and_dropped_by_the_admin(server, monkeypatch, capsys):
+    from pbmserv.cli import main
+
+    server.signup("alice", "bob")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("renderer exploded")
+
+    monkeypatch.setattr("pbmserv.mail.outbound.compose", broken)
+    server.send("alice@example.org", "list")
+    server.send("bob@example.org", "help")
+    monkeypatch.undo()
+    monkeypatch.setenv("PBMSERV_DATABASE_URL", server.config.database.url)
+    assert main(["queue", "list"]) == 0
+    assert capsys.readouterr().out == (
+        "in:3  <test3@example.org>  from ?  RuntimeError: renderer exploded\n"
+        "in:4  <test4@example.org>  from ?  RuntimeError: renderer exploded\n"
+        "2 failed mails.\n")
+    assert main(["queue", "retry", "in:3"]) == 0
+    assert main(["queue", "drop", "in:4"]) == 0
+    assert capsys.readouterr().out == "in:3 queued again\nin:4 dropped\n"
+    assert main(["queue", "retry", "in:4"]) == 1
+    assert capsys.readouterr().err == "pbmserv: in:4 is not a failed mail\n"
+    assert main(["queue", "drop", "box:1"]) == 1
+    assert "names no mail" in capsys.readouterr().err
+    assert main(["queue", "retry"]) == 2
+    server.worker.run_pending()
+    with server.sessions() as session:
+        assert [row.status for row in session.scalars(select(Inbound).order_by(Inbound.id))] == [
+            "done", "done", "done", "dropped"]
+    assert main(["queue", "list"]) == 0 and capsys.readouterr().out == "0 failed mails.\n"

@@ -68,3 +68,28 @@ def instance_token(session: Session) -> str:
         session.add(setting)
         session.flush()
     return setting.value
+
+
+QUEUES = {"in": Inbound, "out": Outbound}
+
+
+def failed_rows(session: Session) -> list[tuple[str, Inbound | Outbound]]:
+    """Every mail the worker or the sender gave up on, as ("in" | "out", row)."""
+    return [(name, row) for name, model in QUEUES.items()
+            for row in session.scalars(select(model).where(model.status == "failed").order_by(model.id))]
+
+
+def set_status(session: Session, ref: str, status: str) -> str:
+    """Requeue (`status="queued"`) or drop a failed mail named `in:ID` or `out:ID`;
+    returns what was done, raises ValueError with the reason."""
+    name, _, number = ref.partition(":")
+    model = QUEUES.get(name)
+    if model is None or not number.isdigit():
+        raise ValueError(f"{ref!r} names no mail: write in:ID or out:ID, as `pbmserv queue list` shows them")
+    row = session.get(model, int(number))
+    if row is None or row.status != "failed":
+        raise ValueError(f"{ref} is not a failed mail")
+    row.status = status
+    if isinstance(row, Outbound):
+        row.next_attempt_at = None
+    return f"{ref} {'queued again' if status == 'queued' else 'dropped'}"
