@@ -120,9 +120,10 @@ class SmtpTransport:
         self.host, self.port, self.sender, self.timeout = host, port, sender, timeout
 
     def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+        wire = re.sub(rb"\r?\n", b"\r\n", raw)  # smtplib sends bytes as they are; SMTP wants CRLF
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self.timeout, local_hostname="localhost") as relay:
-                refused = relay.sendmail(self.sender, recipients, raw)
+                refused = relay.sendmail(self.sender, recipients, wire)
         except smtplib.SMTPRecipientsRefused as error:
             codes = [code for code, _text in error.recipients.values()]
             if all(code >= 500 for code in codes):
