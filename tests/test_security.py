@@ -53,3 +53,38 @@ def test_wrong_passwords_from_a_registered_address_count_only_for_that_address(s
         "Too many wrong passwords were sent from alice@example.org in the last hour."
     # bob, writing from his own address, is not affected
     assert server.one("bob@example.org", "change password bob bob-pw new-pw").subject == "pbmserv change password"
+
+
+def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog):
+    """Whole games over SMTP, with errors on the way (each quoting the mail that caused
+    it): no outbound mail and no log line at the server's level carries a password."""
+    import logging
+
+    from mailgen import game_mails
+    from test_smtp import RunningServer
+
+    caplog.set_level(logging.INFO)
+    running = RunningServer(tmp_path)
+    try:
+        mails = game_mails("superwari", seed=4, params="-pits=4 -stones=2")
+        for message in mails:
+            running.send(message)
+        wrong = mails[-2]
+        del wrong["Message-ID"]
+        wrong["Message-ID"] = "<resent@example.org>"
+        running.send(wrong)  # a stale move: an error quoting it
+        for subject in ("change password alice alice-secret", "superwari move 101 bob bob-secret zz"):
+            message = game_mails()[0]
+            message.replace_header("Subject", subject)
+            message.replace_header("Message-ID", f"<{len(subject)}@example.org>")
+            running.send(message)
+        expected = sum(1 if m["Subject"].startswith(("signup", "superwari show")) else 2 for m in mails) + 3
+        replies = running.replies(expected)
+    finally:
+        running.stop()
+    assert [r["Subject"] for r in replies[-3:]] == ["Super-Wari Board 101 Error", "pbmserv error",
+                                                     "Super-Wari Board 101 Error"]
+    texts = [r.as_bytes() for r in replies] + [record.getMessage().encode() for record in caplog.records]
+    assert len(caplog.records) > 0
+    for secret in (b"alice-secret", b"bob-secret"):
+        assert not [text for text in texts if secret in text]
