@@ -25,7 +25,8 @@ from .play import board_text, current_state, engine_of, seat_of
 from .render import render
 from .store.models import Inbound
 from .store.queue import queued_inbound_ids
-from .store.repo import is_registered_address, rate_limited
+from .mail.bounces import failed_recipients
+from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited
 
 log = logging.getLogger(__name__)
 
@@ -90,11 +91,17 @@ class Handler:
     def handle(self) -> None:
         row = self.row
         row.processed_at = self.now
-        reason = loop_reason(parse_bytes(row.raw), self.config.server.address, row.envelope_from)
+        message = parse_bytes(row.raw)
+        reason = loop_reason(message, self.config.server.address, row.envelope_from)
         if reason:
             row.status, row.error = "ignored", reason
+            bounced = failed_recipients(message)
+            if bounced:
+                count_bounces(self.session, bounced)
+                row.error += f"; delivery failed for {', '.join(bounced)}"
             return
         mail = parse_message(row.raw, is_command, takes_text)
+        clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
         self.secrets = self.passwords_in(mail)
         self.registered = is_registered_address(self.session, mail.sender)

@@ -32,6 +32,8 @@ Account commands:
       change your password
   change address USERID PASSWORD ADDRESS ...
       replace your e-mail addresses
+  confirm USERID TOKEN
+      confirm an address added to your account (the token was mailed to it)
   list
       the games this server plays
   message USERID PASSWORD TO_USERID ...
@@ -59,6 +61,7 @@ Games:
   serpent     Eggs and snakes on a hex board: groups without a survival path die
   superwari   Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
   survival    David Smith's arrow game: place where your last arrow points, or lose
+  survive     Survive the nuclear winter: pay Food, Water and Shelter each round; trade, lie, fight
   wari        The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
 Send "help COMMAND" for more on a command, "GAME help" for the rules of a game.
@@ -73,6 +76,8 @@ Games on this server:
       Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
   survival    Survival      2 players
       David Smith's arrow game: place where your last arrow points, or lose
+  survive     Survive       2-7 players
+      Survive the nuclear winter: pay Food, Water and Shelter each round; trade, lie, fight
   wari        Wari          2 players
       The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
@@ -140,7 +145,8 @@ def test_help_on_an_account_command(server):
         "signup USERID PASSWORD [ADDRESS ...]\n"
         "    open an account (addresses default to the one you write from)\n\n"
         "A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-        "characters without spaces (case-sensitive). Replies go to every address given.\n")
+        "characters without spaces (case-sensitive). An address other than the one\n"
+        "you write from gets a token to confirm it before it receives mail.\n")
 
 
 def test_help_on_a_two_word_command(server):
@@ -189,12 +195,33 @@ def test_signup_registers_the_sender(server):
     assert not password_is(server, "alice", "ALICE-PW")  # passwords are case-sensitive
 
 
-def test_signup_with_addresses_goes_to_them_all(server):
-    reply = server.one(ALICE, "signup Carol carol-pw carol@example.org Carol@Example.ORG c2@example.net")
-    assert (reply.subject, reply.to, body_of(reply)) == (
-        "pbmserv signup", [ALICE, CAROL, "c2@example.net"],
-        welcome("Carol", "carol@example.org, c2@example.net"))
-    assert stored_user(server, "carol") == ("Carol", [CAROL, "c2@example.net"])
+def test_signup_with_other_addresses_waits_for_their_confirmation(server):
+    replies = server.send(ALICE, "signup Carol carol-pw carol@example.org Carol@Example.ORG c2@example.net")
+    assert [(r.subject, r.to) for r in replies] == [
+        ("pbmserv signup", [ALICE]), ("pbmserv confirm", [CAROL]), ("pbmserv confirm", ["c2@example.net"])]
+    assert body_of(replies[0]) == (
+        "Welcome to pbmserv, Carol.\n\n"
+        "No address receives the mail of your account until one is confirmed.\n"
+        'Send "list" for the games, and "GAME challenge Carol PASSWORD OPPONENT"\n'
+        "to start one.\n\n"
+        "Waiting for confirmation: carol@example.org, c2@example.net. Each was sent a token; it receives mail\n"
+        "once the confirm line of that mail is sent back.\n")
+    token = body_of(replies[1]).split("confirm Carol ")[1].split()[0]
+    assert body_of(replies[1]) == (
+        "Someone writing from alice@example.org asked to add this address to the account\n"
+        "Carol on this play-by-email server, so that its game mail comes here.\n\n"
+        "If that was you, send this line back (as the Subject, or in the body):\n\n"
+        f"    confirm Carol {token}\n\n"
+        "If it was not, ignore this mail: nothing will be sent here.\n")
+    assert stored_user(server, "carol") == ("Carol", [])
+    confirmed = server.one("someone@else.example", f"Re: pbmserv confirm", f"confirm carol {token.upper()}")
+    assert (confirmed.subject, confirmed.to, body_of(confirmed)) == (
+        "pbmserv confirm", ["someone@else.example", CAROL], "carol@example.org now receives the mail of Carol.\n")
+    assert stored_user(server, "carol") == ("Carol", [CAROL])
+    wrong = server.one(CAROL, f"confirm carol {token}")  # used up
+    assert body_of(wrong).split("\n")[:2] == ["That token confirms no address waiting for carol.",
+                                             "Send the confirm line exactly as the confirmation mail shows it."]
+    assert token not in wrong.body  # the token is masked in the quote
 
 
 @pytest.mark.parametrize("userid", ["a/b", "x" * 21, "bob@example.org"])
@@ -351,16 +378,26 @@ def test_change_with_a_wrong_second_word_masks_the_password(server):
 
 def test_change_address(server):
     server.signup("alice", "bob")
-    reply = server.one(ALICE, "change address alice alice-pw alice@new.example Alice@NEW.example a2@new.example")
-    assert (reply.subject, reply.to, body_of(reply)) == (
-        "pbmserv change address", [ALICE, "alice@new.example", "a2@new.example"],
-        "The addresses of alice are now: alice@new.example, a2@new.example.\n")
-    assert stored_user(server, "alice") == ("alice", ["alice@new.example", "a2@new.example"])
-    # mail for alice now goes to the new addresses only
+    replies = server.send(ALICE, "change address alice alice-pw alice@new.example Alice@NEW.example "
+                                 "alice@example.org")
+    assert [(r.subject, r.to) for r in replies] == [("pbmserv change address", [ALICE]),
+                                                    ("pbmserv confirm", ["alice@new.example"])]
+    assert body_of(replies[0]) == (
+        "The addresses of alice are now: alice@new.example, alice@example.org.\n\n"
+        "Waiting for confirmation: alice@new.example. Each was sent a token; it receives mail\n"
+        "once the confirm line of that mail is sent back.\n")
+    assert stored_user(server, "alice") == ("alice", [ALICE])  # the new one is not confirmed yet
+    token = body_of(replies[1]).split("confirm alice ")[1].split()[0]
+    server.one("alice@new.example", f"confirm alice {token}")
+    # mail for alice now goes to both addresses, in the order given
     relays = server.send(BOB, "message bob bob-pw alice", "hi")
     assert [(r.subject, r.to) for r in relays] == [
         ("pbmserv message", [BOB]),
-        ("[pbmserv] Message from bob via PBM Server", ["alice@new.example", "a2@new.example"])]
+        ("[pbmserv] Message from bob via PBM Server", ["alice@new.example", ALICE])]
+    # dropping the old address needs no confirmation; it gets the notice once more
+    reply = server.one("alice@new.example", "change address alice alice-pw alice@new.example")
+    assert reply.to == ["alice@new.example", ALICE]
+    assert stored_user(server, "alice") == ("alice", ["alice@new.example"])
 
 
 def test_change_address_bad_address(server):

@@ -88,3 +88,31 @@ def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog)
     assert len(caplog.records) > 0
     for secret in (b"alice-secret", b"bob-secret"):
         assert not [text for text in texts if secret in text]
+
+
+def delivery_report(number: int, recipient: str) -> bytes:
+    return (f"From: MAILER-DAEMON@mx.example\r\nTo: pbmserv@localhost\r\nSubject: Undelivered Mail\r\n"
+            f"Message-ID: <bounce{number}@mx.example>\r\n"
+            "Content-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
+            "--b\r\nContent-Type: text/plain\r\n\r\nYour mail could not be delivered.\r\n"
+            "--b\r\nContent-Type: message/delivery-status\r\n\r\nReporting-MTA: dns; mx.example\r\n\r\n"
+            f"Final-Recipient: rfc822; {recipient}\r\nAction: failed\r\nStatus: 5.1.1\r\n\r\n--b--\r\n").encode()
+
+
+def test_bounces_stop_mail_to_an_address_until_it_writes_again(server):
+    from pbmserv.store.models import Inbound
+    from sqlalchemy import select
+
+    server.signup("alice", "bob")
+    for number in range(3):
+        assert server.send_raw(delivery_report(number, "Alice@Example.org")) == []
+    with server.sessions() as session:
+        assert session.scalars(select(Inbound.error).order_by(Inbound.id.desc())).first() == (
+            "sent by mailer-daemon; delivery failed for alice@example.org")
+    # alice's address has bounced three times: nothing more is sent to it
+    replies = server.send("bob@example.org", "message bob bob-pw alice", "still there?")
+    assert [(r.subject, r.to) for r in replies] == [("pbmserv message", ["bob@example.org"])]
+    # alice writes again: her address works, and mail to it resumes
+    server.one(ALICE, "list")
+    replies = server.send("bob@example.org", "message bob bob-pw alice", "welcome back")
+    assert [r.to for r in replies] == [["bob@example.org"], [ALICE]]

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
 import re
+import secrets
 from ..games import games, get_game
 from ..passwords import hash_password
 from ..render import render
@@ -49,8 +51,42 @@ def check_addresses(addresses: list[str], usage: str) -> list[str]:
     return list(unique.values())
 
 
-def set_addresses(user: User, addresses: list[str]) -> None:
-    user.addresses = [Address(position=i, address=a, address_key=a.lower()) for i, a in enumerate(addresses)]
+def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
+    """Give `user` these addresses. The sender's address and the user's confirmed ones
+    count at once; each other one gets a confirmation mail with a token and receives
+    nothing until the token comes back (`confirm`). Returns the pending addresses."""
+    confirmed = {a.address_key for a in user.addresses if a.confirmed} | {ctx.mail.sender.lower()}
+    rows, pending = [], []
+    for position, address in enumerate(addresses):
+        row = Address(position=position, address=address, address_key=address.lower(), confirmed=True, failures=0)
+        if row.address_key not in confirmed:
+            token = confirmation_token(ctx, user, address)
+            row.confirmed, row.token_hash = False, token_hash(token)
+            pending.append(address)
+            ctx.notify([address], "pbmserv confirm", render("commands/confirm_request.txt", user=user,
+                                                             address=address, sender=ctx.mail.sender, token=token))
+        rows.append(row)
+    user.addresses = rows
+    return pending
+
+
+def confirmation_token(ctx: Context, user: User, address: str) -> str:
+    """Sixteen hex digits: random, or derived from the configured seed so that replays
+    give the same replies."""
+    if not ctx.config.server.seed:
+        return secrets.token_hex(8)
+    return hashlib.sha256(f"{ctx.config.server.seed}:{ctx.inbound_id}:{user.userid_key}:{address}".encode()).hexdigest()[:16]
+
+
+def token_hash(token: str) -> str:
+    return hashlib.sha256(token.strip().lower().encode()).hexdigest()
+
+
+def waiting_note(pending: list[str]) -> str:
+    if not pending:
+        return ""
+    return (f"\nWaiting for confirmation: {', '.join(pending)}. Each was sent a token; it receives mail\n"
+            "once the confirm line of that mail is sent back.\n")
 
 
 @command
@@ -93,7 +129,8 @@ class Signup(Command):
     arguments = "USERID PASSWORD [ADDRESS ...]"
     summary = "open an account (addresses default to the one you write from)"
     description = ("A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-                   "characters without spaces (case-sensitive). Replies go to every address given.")
+                   "characters without spaces (case-sensitive). An address other than the one\n"
+                   "you write from gets a token to confirm it before it receives mail.")
     min_args, max_args = 2, None
     password_args = (1,)
 
@@ -108,10 +145,11 @@ class Signup(Command):
         addresses = check_addresses(addresses or [ctx.mail.sender], self.usage())
         user = User(userid=userid, userid_key=userid.lower(), created_at=ctx.now,
                     password_hash=hash_password(password, ctx.config.security.password_cost))
-        set_addresses(user, addresses)
         ctx.session.add(user)
+        pending = set_addresses(ctx, user, addresses)
         ctx.session.flush()
-        ctx.reply("pbmserv signup", render("commands/signup.txt", user=user), also_to=user.emails)
+        ctx.reply("pbmserv signup", render("commands/signup.txt", user=user) + waiting_note(pending),
+                  also_to=user.emails)
         return f"Signed up {userid}."
 
 
@@ -137,7 +175,8 @@ class ChangeAddress(Command):
     name = "change address"
     arguments = "USERID PASSWORD ADDRESS ..."
     summary = "replace your e-mail addresses"
-    description = "Replies go to all of the new addresses; the old ones get this notice once more."
+    description = ("The old addresses get this notice once more. A new address other than the one\n"
+                   "you write from gets a token to confirm it before it receives mail.")
     min_args, max_args = 3, None
     password_args = (1,)
 
@@ -146,11 +185,34 @@ class ChangeAddress(Command):
         user = authenticate(ctx, userid, password)
         old = user.emails
         new = check_addresses(addresses, self.usage())
-        set_addresses(user, new)
+        pending = set_addresses(ctx, user, new)
         ctx.session.flush()
         ctx.reply("pbmserv change address",
-                  f"The addresses of {user.userid} are now: {', '.join(new)}.\n", also_to=old + new)
+                  f"The addresses of {user.userid} are now: {', '.join(new)}.\n" + waiting_note(pending),
+                  also_to=old + user.emails)
         return f"Addresses of {user.userid} changed."
+
+
+@command
+class Confirm(Command):
+    name = "confirm"
+    arguments = "USERID TOKEN"
+    summary = "confirm an address added to your account (the token was mailed to it)"
+    min_args = max_args = 2
+    password_args = (1,)
+
+    def run(self, ctx: Context, args: list[str]) -> str:
+        userid, token = args
+        user = find_user(ctx.session, userid)
+        address = next((a for a in (user.addresses if user else []) if not a.confirmed
+                        and a.token_hash == token_hash(token)), None)
+        if address is None:
+            raise CommandError(f"That token confirms no address waiting for {userid}.",
+                               "Send the confirm line exactly as the confirmation mail shows it.")
+        address.confirmed, address.token_hash = True, None
+        ctx.reply("pbmserv confirm", f"{address.address} now receives the mail of {user.userid}.\n",
+                  also_to=user.emails)
+        return f"{address.address} confirmed for {user.userid}."
 
 
 @command

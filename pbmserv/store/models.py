@@ -8,6 +8,7 @@ from typing import Any
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     ForeignKey,
     Index,
@@ -27,6 +28,9 @@ NAMING = {
     "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
     "pk": "pk_%(table_name)s",
 }
+
+
+BOUNCES_TO_STOP = 3  # failed deliveries after which an address gets no more mail
 
 
 class Base(DeclarativeBase):
@@ -54,7 +58,8 @@ class User(Base):
 
     @property
     def emails(self) -> list[str]:
-        return [a.address for a in self.addresses]
+        """The addresses mail goes to: confirmed, and not bouncing."""
+        return [a.address for a in self.addresses if a.confirmed and a.failures < BOUNCES_TO_STOP]
 
 
 class Address(Base):
@@ -64,6 +69,11 @@ class Address(Base):
     position: Mapped[int] = mapped_column(Integer)
     address: Mapped[str] = mapped_column(String(320))
     address_key: Mapped[str] = mapped_column(String(320), index=True)  # lower case
+    # An address other than the one the command came from waits for its owner to send
+    # back the token mailed to it (only its SHA-256 is kept).
+    confirmed: Mapped[bool] = mapped_column(Boolean, default=True)
+    token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    failures: Mapped[int] = mapped_column(Integer, default=0)  # delivery reports since it last wrote
     user: Mapped[User] = relationship(back_populates="addresses")
 
 

@@ -64,3 +64,14 @@ def rate_limited(session: Session, kind: str, key: str, now: datetime, per_day: 
         return True
     session.add(RateEvent(kind=kind, key=key, at=now))
     return False
+
+
+def count_bounces(session: Session, addresses: list[str]) -> None:
+    """One more failed delivery for each of these addresses (whoever registered them)."""
+    for row in session.scalars(select(Address).where(Address.address_key.in_([a.lower() for a in addresses]))):
+        row.failures += 1
+
+
+def clear_bounces(session: Session, address: str) -> None:
+    for row in session.scalars(select(Address).where(Address.address_key == address.lower(), Address.failures > 0)):
+        row.failures = 0
