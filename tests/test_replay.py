@@ -7,6 +7,7 @@ import mailbox
 import re
 import subprocess
 import sys
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -128,3 +129,23 @@ def test_migrate_and_module_entry_point(tmp_path):
     helped = subprocess.run([sys.executable, "-m", "pbmserv", "replay", "--help"], capture_output=True,
                             text=True, cwd=ROOT)
     assert helped.returncode == 0 and "--outbox DIR" in helped.stdout
+
+
+@pytest.mark.parametrize("players", [3, 7])
+def test_survive_played_to_the_end_by_its_deadlines_in_replay(tmp_path, capsys, players):
+    """Sign-ups, a challenge, and one mail 60 days later: every phase deadline and
+    response window in between fires in order at its own time, and the game ends."""
+    start = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+    names = [f"p{number}" for number in range(players)]
+    mails = [mail(f"{name}@example.org", f"signup {name} {name}-secret", "", start, number)
+             for number, name in enumerate(names, start=1)]
+    mails.append(mail("p0@example.org", f"survive challenge p0 p0-secret {' '.join(names[1:])} -deadline=1d",
+                      "", start + timedelta(minutes=5), 90))
+    mails.append(mail("p1@example.org", "survive show 101", "", start + timedelta(days=60), 91))
+    assert main(["replay", str(write_mbox(tmp_path / "survive.mbox", mails)), "--outbox", "out"]) == 0
+    sent = replies(tmp_path / "out")
+    deadlines = [body for _to, _subject, body in sent if "Deadline passed: " in body]
+    assert len(deadlines) >= 2 * players  # each deadline's board goes to every player
+    final = sent[-1][2]
+    assert sent[-1][1] == "Survive Board 101"
+    assert re.search(r"^(Game won by p\d\.|Game over: nobody won\.)$", final, re.MULTILINE)
