@@ -182,9 +182,13 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."
+    deadline = ""
+    if upto is None and record.status == "active" and record.timers:
+        name, due = next_timer(record)
+        deadline = f"Next deadline: {due:%Y-%m-%d %H:%M} UTC ({name})."
     return render(
         "board.txt", title=game.title, board=record.board, status=status_line(record, state),
-        note=note, names=players, rows=rows, width=width,
+        note=note, deadline=deadline, names=players, rows=rows, width=width,
         drawing=render_board(game, game.view(state, viewer), players),
         comments=[(who, text) for who, text in comments if text.strip()],
     )
