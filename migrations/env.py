@@ -12,6 +12,7 @@ with engine.begin() as connection:
         target_metadata=Base.metadata,
         render_as_batch=True,
         compare_type=True,
+        transactional_ddl=True,  # all of an upgrade, or none of it (SQLite can)
     )
     with context.begin_transaction():
         context.run_migrations()

@@ -105,7 +105,11 @@ class Server:
         """Process stored mail as soon as it arrives; stop after the mail in hand."""
         while True:
             await woken(self.work, POLL_SECONDS)
-            processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
+            try:
+                processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
+            except Exception:  # noqa: BLE001 - e.g. the database is locked: the mail stays queued
+                log.exception("reading the queue failed; trying again")
+                processed = 0
             if processed:
                 self.send.set()
                 self.schedule.set()  # the mail may have started or ended deadlines

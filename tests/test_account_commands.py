@@ -214,7 +214,7 @@ def test_signup_with_other_addresses_waits_for_their_confirmation(server):
         f"    confirm Carol {token}\n\n"
         "If it was not, ignore this mail: nothing will be sent here.\n")
     assert stored_user(server, "carol") == ("Carol", [])
-    confirmed = server.one("someone@else.example", f"Re: pbmserv confirm", f"confirm carol {token.upper()}")
+    confirmed = server.one("someone@else.example", "Re: pbmserv confirm", f"confirm carol {token.upper()}")
     assert (confirmed.subject, confirmed.to, body_of(confirmed)) == (
         "pbmserv confirm", ["someone@else.example", CAROL], "carol@example.org now receives the mail of Carol.\n")
     assert stored_user(server, "carol") == ("Carol", [CAROL])

@@ -16,7 +16,6 @@ from sqlalchemy import select
 from pbmserv.games import Outcome, get_game
 from pbmserv.games.survive import COUNTS, ORDER, SurviveState, show_cards
 from pbmserv.mail.outbound import deliver_queued
-from pbmserv.play import current_state
 from pbmserv.render import render_board
 from pbmserv.scheduler import run_due
 from pbmserv.store.models import GameRecord

@@ -147,25 +147,32 @@ def make_transport(config: Config, maildir: str | Path | None = None):
 
 
 def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
-    """Deliver every reply that is due; a failure is retried later with backoff."""
-    delivered = 0
+    """Deliver every reply that is due; a failure is retried later with backoff. No
+    transaction is open while a reply is on its way (a slow relay must not hold up the
+    SMTP listener or the worker)."""
     with sessions() as session:
-        for row in queued_outbound(session, now):
-            try:
-                transport.deliver(row.recipients, row.raw, row.message_id)
-            except PermanentFailure as error:
-                row.status, row.error = "failed", str(error)
-                row.attempts += 1
-                log.error("reply %s to %s refused for good: %s", row.message_id, row.recipients, error)
-            except OSError as error:  # smtplib's errors are OSErrors too
-                retry_later(row, now, f"{error.__class__.__name__}: {error}")
-                if now - row.created_at > GIVE_UP_AFTER:
-                    row.status = "failed"
-                    log.error("reply %s to %s dropped after %s of retries: %s", row.message_id,
-                              row.recipients, GIVE_UP_AFTER, row.error)
-            else:
+        due = [(row.id, row.recipients, row.raw, row.message_id) for row in queued_outbound(session, now)]
+    delivered = 0
+    for row_id, recipients, raw, message_id in due:
+        failure: Exception | None = None
+        try:
+            transport.deliver(recipients, raw, message_id)
+        except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
+            failure = error
+        with sessions.begin() as session:
+            row = session.get(Outbound, row_id)
+            if failure is None:
                 row.status = "sent"
                 row.attempts += 1
                 delivered += 1
-            session.commit()
+            elif isinstance(failure, PermanentFailure):
+                row.status, row.error = "failed", str(failure)
+                row.attempts += 1
+                log.error("reply %s to %s refused for good: %s", message_id, recipients, failure)
+            else:
+                retry_later(row, now, f"{failure.__class__.__name__}: {failure}")
+                if now - row.created_at > GIVE_UP_AFTER:
+                    row.status = "failed"
+                    log.error("reply %s to %s dropped after %s of retries: %s", message_id, recipients,
+                              GIVE_UP_AFTER, row.error)
     return delivered

@@ -33,6 +33,7 @@ def make_engine(url: str, busy_timeout: float = 30) -> Engine:
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
         engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
         event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "begin", _sqlite_begin)
         return engine
     try:
         return create_engine(parsed, pool_pre_ping=True)
@@ -41,11 +42,21 @@ def make_engine(url: str, busy_timeout: float = 30) -> Engine:
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:
+    # Python's sqlite3 would begin transactions itself, and only before DML: DDL (a
+    # migration) and SAVEPOINTs would then run outside any transaction. SQLAlchemy's
+    # pysqlite recipe: the driver does nothing, and every transaction sends BEGIN.
+    dbapi_connection.isolation_level = None
     cursor = dbapi_connection.cursor()
     cursor.execute("PRAGMA journal_mode=WAL")
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _sqlite_begin(connection) -> None:
+    # IMMEDIATE takes the write lock at once (waiting up to busy_timeout for it), so a
+    # transaction that read first never fails later when it comes to write.
+    connection.exec_driver_sql("BEGIN IMMEDIATE")
 
 
 def alembic_config(engine: Engine) -> AlembicConfig:
