@@ -4,6 +4,7 @@ fail or change any state; each is answered with an error or dropped by the loop 
 
 from __future__ import annotations
 
+import os
 import random
 
 import pytest
@@ -94,9 +95,12 @@ def test_the_corpus_of_oddities(quiet_server):
     assert not [raw for _to, raw in quiet_server.transport.delivered if b"\nBcc:" in raw or b"\nbcc:" in raw]
 
 
+FUZZ_MAILS = int(os.environ.get("PBMSERV_FUZZ_MAILS", "10000"))  # the long mode: set it higher
+
+
 def test_ten_thousand_generated_mails(quiet_server):
     before = snapshot(quiet_server)
-    mails = list(generated_mails(10_000))
+    mails = list(generated_mails(FUZZ_MAILS, seed=int(os.environ.get("PBMSERV_FUZZ_SEED", "20261129"))))
     for raw in mails:
         quiet_server.send_raw(raw)
     assert_all_handled(quiet_server)
