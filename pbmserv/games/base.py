@@ -107,6 +107,19 @@ def fill_seats(text: str, names: list[str]) -> str:
     return re.sub(r"\{seat(\d+)\}", lambda m: names[int(m[1])] if int(m[1]) < len(names) else m[0], text)
 
 
+def either(items: list[str]) -> str:
+    """A choice in words: 'e', 'e or f', 'c, e or f'."""
+    if len(items) == 1:
+        return items[0]
+    return f"{', '.join(items[:-1])} or {items[-1]}"
+
+
+def echoed(text: str, limit: int = 20) -> str:
+    """Player input quoted back in an error: short and printable."""
+    cut = "".join(c if c.isprintable() else "?" for c in text[:limit])
+    return cut + ("..." if len(text) > limit else "")
+
+
 def seats_for_names(text: str, names: list[str]) -> str:
     """`text` with each word that is a player's userid (any case) replaced by `{seatN}`:
     how moves that name players (`give bob W`) reach an engine, which knows only seats."""

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import register
-from .base import Game, Outcome, Param, State, Verdict
+from .base import Game, Outcome, Param, State, Verdict, echoed
 
 EMPTY = "."
 STONE = ("x", "o")  # by seat: Black, White
@@ -235,9 +235,6 @@ class Ending:
 MOVE_RE = re.compile(r"([a-z])([0-9]{1,3})(?:-([a-z])([0-9]{1,3}))?(?:/([a-z]*))?")
 
 
-def _shown(text: str) -> str:
-    cut = "".join(c if c.isprintable() else "?" for c in text[:20])
-    return cut + ("..." if len(text) > 20 else "")
 
 
 def _help() -> str:
@@ -325,10 +322,10 @@ class Serpent(Game):
             return syntax
         match = MOVE_RE.fullmatch(word)
         if match is None:
-            return f'"{_shown(str(text).strip())}" is not a move; {syntax}'
+            return f'"{echoed(str(text).strip())}" is not a move; {syntax}'
         suffix = match[5]
         if suffix is not None and suffix not in SUFFIX:
-            return f'"/{_shown(suffix)}" is not a removal order; end a move with /b (Black\'s dead first) or /w (White\'s first)'
+            return f'"/{echoed(suffix)}" is not a removal order; end a move with /b (Black\'s dead first) or /w (White\'s first)'
         cells = []
         for letter, number in ((match[1], match[2]), (match[3], match[4])):
             if letter is None:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import register
-from .base import Game, Outcome, Param, State, Verdict
+from .base import Game, Outcome, Param, State, Verdict, echoed, either
 
 SOUTH, NORTH = 0, 1
 CAPTURABLE = (2, 3)
@@ -63,17 +63,8 @@ def _letters(n: int) -> str:
     return string.ascii_lowercase[:n]
 
 
-def _either(letters: list[str]) -> str:
-    """'e', 'e or f', 'c, e or f'."""
-    if len(letters) == 1:
-        return letters[0]
-    return f"{', '.join(letters[:-1])} or {letters[-1]}"
 
 
-def _shown(text: str) -> str:
-    """Player input quoted back safely: short, printable."""
-    cut = "".join(c if c.isprintable() else "?" for c in text[:20])
-    return cut + ("..." if len(text) > 20 else "")
 
 
 def _help(intro: str, n: int, stones: int) -> str:
@@ -156,7 +147,7 @@ class SuperWari(Game):
             return Verdict(error=f"send the letter of one of your pits, {span}")
         letter = word.lower()
         if len(letter) != 1 or letter not in string.ascii_lowercase:
-            return Verdict(error=f'"{_shown(word)}" is not a pit; send the letter of one of your pits, {span}')
+            return Verdict(error=f'"{echoed(word)}" is not a pit; send the letter of one of your pits, {span}')
         if letter not in letters:
             return Verdict(error=f"there is no pit {letter} (your pits are {span})")
         origin = _row(state.pits_per_side, seat)[letters.index(letter)]
@@ -165,7 +156,7 @@ class SuperWari(Game):
         legal = self.legal_moves(state, seat)
         if letter not in legal:
             return Verdict(
-                error=f"that move would leave {{seat{1 - seat}}} with no stones; you must play {_either(legal)}"
+                error=f"that move would leave {{seat{1 - seat}}} with no stones; you must play {either(legal)}"
             )
         return Verdict(move=letter)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import register
-from .base import Game, Outcome, State, Verdict
+from .base import Game, Outcome, State, Verdict, echoed, either
 
 OHS, EKS = 0, 1
 MARKS = ("O", "X")
@@ -68,17 +68,8 @@ def ray(cell: str, direction: str) -> list[str]:
     return cells
 
 
-def _either(items: list[str]) -> str:
-    """'B3', 'B3 or A2', 'C2, C1 or D1'."""
-    if len(items) == 1:
-        return items[0]
-    return f"{', '.join(items[:-1])} or {items[-1]}"
 
 
-def _shown(text: str) -> str:
-    """Player input quoted back safely: short, printable."""
-    cut = "".join(c if c.isprintable() else "?" for c in text[:20])
-    return cut + ("..." if len(text) > 20 else "")
 
 
 DIRECTION_LIST = f"{', '.join(DIRECTIONS[:-1])} or {DIRECTIONS[-1]}"
@@ -173,17 +164,17 @@ class Survival(Game):
         cell_only = None if match else _CELL_ONLY.fullmatch(word)
         if not match and not cell_only:
             return Verdict(
-                error=f'"{_shown(word)}" is not a move; send a cell and the direction of its arrow, '
+                error=f'"{echoed(word)}" is not a move; send a cell and the direction of its arrow, '
                 f"e.g. {self._example(state, seat)}"
             )
         cell = ((match or cell_only)[1] + (match or cell_only)[2]).upper()
         if cell not in CELLS:
-            return Verdict(error=f"there is no cell {_shown(cell)} ({SHAPE})")
+            return Verdict(error=f"there is no cell {echoed(cell)} ({SHAPE})")
         if cell_only:
             return Verdict(error=f"{cell} needs a direction for its arrow: use {DIRECTION_LIST}, e.g. {cell}/NE")
         direction = match[3].upper()
         if direction not in DIRECTIONS:
-            return Verdict(error=f"there is no direction {_shown(direction)}: use {DIRECTION_LIST}")
+            return Verdict(error=f"there is no direction {echoed(direction)}: use {DIRECTION_LIST}")
         if cell in state.board:
             return Verdict(error=f"{cell} is taken")
         allowed = self.allowed_cells(state, seat)
@@ -191,7 +182,7 @@ class Survival(Game):
             here, pointing = state.last[seat]
             return Verdict(
                 error=f"{cell} is not on the ray of your last piece ({here} pointing {pointing}): "
-                f"you may place on {_either(allowed)}"
+                f"you may place on {either(allowed)}"
             )
         return Verdict(move=f"{cell}/{direction}")
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import register
-from .base import DurationParam, Game, Outcome, Param, PlayerParam, State, Verdict
+from .base import DurationParam, Game, Outcome, Param, PlayerParam, State, Verdict, echoed
 
 ORDER = "FWSXBT"
 NAMES = {"F": "Food", "W": "Water", "S": "Shelter", "X": "Weapon", "B": "Beast", "T": "Trash"}
@@ -99,10 +99,10 @@ def parse_cards(text: str) -> tuple[list[str] | None, str | None]:
     for token in tokens:
         match = re.fullmatch(r"(\d{1,3})?([A-Za-z])", token)
         if match is None or match[2].upper() not in ORDER:
-            return None, f"'{_shown(token)}' is not a card: {CARD_HELP}"
+            return None, f"'{echoed(token)}' is not a card: {CARD_HELP}"
         count = int(match[1]) if match[1] else 1
         if not 1 <= count <= 100:
-            return None, f"'{_shown(token)}' is not a number of cards: {CARD_HELP}"
+            return None, f"'{echoed(token)}' is not a number of cards: {CARD_HELP}"
         cards += [match[2].upper()] * count
     return sort_cards(cards), None
 
@@ -123,9 +123,6 @@ def take(pile: list[str], cards: list[str]) -> None:
         pile.remove(card)
 
 
-def _shown(text: str) -> str:
-    cut = "".join(c if c.isprintable() else "?" for c in text[:20])
-    return cut + ("..." if len(text) > 20 else "")
 
 
 def _clean_text(text: str) -> str:
@@ -293,7 +290,7 @@ class Survive(Game):
     def _seat(self, state: SurviveState, word: str) -> tuple[int | None, str | None]:
         match = SEAT.fullmatch(word)
         if match is None or int(match[1]) >= state.players:
-            return None, f"'{_shown(word)}' is not a player of this game"
+            return None, f"'{echoed(word)}' is not a player of this game"
         return int(match[1]), None
 
     def _target(self, state: SurviveState, seat: int, word: str, *, self_ok: bool) -> tuple[int | None, str | None]:
@@ -327,7 +324,7 @@ class Survive(Game):
                     "done": self._p_vote, "undone": self._p_vote}
         handler = handlers.get(verb)
         if handler is None:
-            return None, f"'{_shown(words[0])}' is not a Survive command; send {self.move_syntax}"
+            return None, f"'{echoed(words[0])}' is not a Survive command; send {self.move_syntax}"
         if verb == "search":
             if state.phase != SEARCH_PHASE:
                 return None, ("it is the negotiation phase: search orders are taken in the search phase of "
@@ -347,7 +344,7 @@ class Survive(Game):
                     return None, f"name '{key}' once: search [stock CARDS] [discard CARDS]"
                 chunks[key] = []
             elif key is None:
-                return None, f"'{_shown(word)}' is not understood: send search [stock CARDS] [discard CARDS]"
+                return None, f"'{echoed(word)}' is not understood: send search [stock CARDS] [discard CARDS]"
             else:
                 chunks[key].append(word)
         for key, words in chunks.items():
@@ -467,7 +464,7 @@ class Survive(Game):
 
     def _pending(self, state: SurviveState, word: str) -> tuple[dict | None, str | None]:
         if not word.isdigit() or len(word) > 6:
-            return None, f"'{_shown(word)}' is not a weapon play number"
+            return None, f"'{echoed(word)}' is not a weapon play number"
         number = int(word)
         play = next((p for p in state.plays if p["n"] == number), None)
         if play is None:
