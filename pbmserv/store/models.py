@@ -52,6 +52,10 @@ class User(Base):
     userid_key: Mapped[str] = mapped_column(String(20), unique=True)  # lower case
     password_hash: Mapped[str] = mapped_column(String(255))
     created_at: Mapped[datetime] = mapped_column(DateTime)
+    disabled: Mapped[bool] = mapped_column(Boolean, default=False)  # by an admin, or closed by `signoff`
+    # `forgot` mails a reset token; only its SHA-256 and its expiry are kept.
+    reset_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    reset_expires: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.position"
     )
