@@ -207,6 +207,10 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     if user is None:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
+    if user.disabled:
+        raise CommandError(f"The account {user.userid} is closed.",
+                           f"Write to the server's admins ({', '.join(ctx.config.server.admins) or 'none named'}) "
+                           "to have it opened again.")
     limit = ctx.config.limits.wrong_passwords_per_hour
     sender = ctx.mail.sender.lower()
     stranger = sender not in {a.lower() for a in user.emails}
