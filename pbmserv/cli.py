@@ -73,15 +73,20 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             worker = Worker(sessions, config)
             dates = [message_date(raw) for raw in raws]
             clock = naive_utc(min((d for d in dates if d), default=REPLAY_EPOCH))
+            stored: list[int] = []  # this run's mails (a --db may hold earlier ones)
             duplicates = 0
             for raw, date in zip(raws, dates):
                 clock = naive_utc(date) if date else clock
                 run_due(sessions, config, clock)  # deadlines that passed before this mail came
-                duplicates += not enqueue(sessions, raw, clock)[1]
+                inbound_id, new = enqueue(sessions, raw, clock)
+                if new:
+                    stored.append(inbound_id)
+                duplicates += not new
                 worker.run_pending()
             delivered = deliver_queued(sessions, MaildirTransport(outbox), clock)
             with sessions() as session:
-                rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)).all()
+                rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)
+                                       .where(Inbound.id.in_(stored))).all()
         finally:
             engine.dispose()
     statuses = [row.status for row in rows]
