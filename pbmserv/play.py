@@ -139,6 +139,8 @@ def status_line(record: GameRecord, state: State) -> str:
     outcome = game.result(state)
     if outcome is not None:
         return outcome_line(outcome, players)
+    if record.status != "active":  # ended from outside the rules (an admin's abort)
+        return record.result
     acting = sorted(game.to_act(state))
     if len(acting) == 1:
         return f"It is {players[acting[0]]}'s turn."
@@ -148,7 +150,7 @@ def status_line(record: GameRecord, state: State) -> str:
 def subject(record: GameRecord, state: State, new: bool = False) -> str:
     game = engine_of(record)
     words = [game.title, "Board", str(record.board)]
-    if game.result(state) is None:
+    if game.result(state) is None and record.status == "active":
         acting = sorted(game.to_act(state))
         words.append(names(record)[acting[0]] if len(acting) == 1 else "ALL")
     return ("New " if new else "") + " ".join(words)

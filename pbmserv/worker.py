@@ -16,7 +16,8 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from .commands.base import Context, CommandError, is_command, password_words, resolve, takes_text
+from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
+                            takes_text)
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, queue_mails
@@ -100,7 +101,7 @@ class Handler:
                 count_bounces(self.session, bounced)
                 row.error += f"; delivery failed for {', '.join(bounced)}"
             return
-        mail = parse_message(row.raw, is_command, takes_text)
+        mail = parse_message(row.raw, is_command, takes_text, is_body_command)
         clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
         self.secrets = self.passwords_in(mail)

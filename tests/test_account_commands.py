@@ -40,6 +40,20 @@ Account commands:
       send the text below the command to other players
   broadcast USERID PASSWORD [GAME]
       send the text below the command to every player of GAME
+  forgot USERID
+      mail a token to set a new password to your registered addresses
+  reset USERID TOKEN NEWPASSWORD
+      set a new password with the token that 'forgot' mailed
+  signoff USERID PASSWORD
+      close your account, resigning every game you play
+  all games USERID
+      the running boards of a player in every game, with their status
+  abort GAME BOARD USERID PASSWORD
+      end a board with no result (admins only)
+  disable USERID ADMINID PASSWORD
+      close an account: its password no longer works (admins only)
+  enable USERID ADMINID PASSWORD
+      open a closed account again (admins only)
 
 Game commands (GAME is the name of a game below):
   GAME help

@@ -29,7 +29,7 @@ class StandIn(Game):
 def board(monkeypatch, acting, outcome=None):
     monkeypatch.setattr(play, "engine_of", lambda record: StandIn(acting, outcome))
     users = [SimpleNamespace(userid=name) for name in ("ann", "bea", "cid")]
-    return SimpleNamespace(board=104, seats=[SimpleNamespace(user=u, seat=i) for i, u in enumerate(users)])
+    return SimpleNamespace(board=104, status="active", seats=[SimpleNamespace(user=u, seat=i) for i, u in enumerate(users)])
 
 
 @pytest.mark.parametrize("acting, outcome, status, subject", [

@@ -60,7 +60,7 @@ def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
     for position, address in enumerate(addresses):
         row = Address(position=position, address=address, address_key=address.lower(), confirmed=True, failures=0)
         if row.address_key not in confirmed:
-            token = confirmation_token(ctx, user, address)
+            token = mailed_token(ctx, user.userid_key, address)
             row.confirmed, row.token_hash = False, token_hash(token)
             pending.append(address)
             ctx.notify([address], "pbmserv confirm", render("commands/confirm_request.txt", user=user,
@@ -70,12 +70,13 @@ def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
     return pending
 
 
-def confirmation_token(ctx: Context, user: User, address: str) -> str:
-    """Sixteen hex digits: random, or derived from the configured seed so that replays
-    give the same replies."""
+def mailed_token(ctx: Context, *purpose: str) -> str:
+    """A token mailed to prove an address (confirm, reset): sixteen hex digits, random,
+    or derived from the configured seed so that replays give the same replies."""
     if not ctx.config.server.seed:
         return secrets.token_hex(8)
-    return hashlib.sha256(f"{ctx.config.server.seed}:{ctx.inbound_id}:{user.userid_key}:{address}".encode()).hexdigest()[:16]
+    text = ":".join([ctx.config.server.seed, str(ctx.inbound_id), *purpose])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 def token_hash(token: str) -> str:

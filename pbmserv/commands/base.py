@@ -164,10 +164,21 @@ def resolve(words: list[str]) -> tuple[Command, Game | None, list[str]] | None:
 
 
 def is_command(words: list[str]) -> bool:
+    """A Subject that starts like a command is one, even with a wrong second word
+    (`change colour`), so that it is answered with what to send instead."""
     try:
         return resolve(words) is not None
     except CommandError:
         return True
+
+
+def is_body_command(words: list[str]) -> bool:
+    """A body line is a command only if it names one exactly: "All the best!" is prose
+    even though `all games` is a command."""
+    try:
+        return resolve(words) is not None
+    except CommandError:
+        return False
 
 
 def takes_text(words: list[str]) -> bool:

@@ -326,7 +326,8 @@ def _safe(test: WordsTest, words: list[str]) -> bool:
         return False
 
 
-def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest) -> ParsedMail:
+def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest,
+                  is_body_command: WordsTest | None = None) -> ParsedMail:
     """Parse a command mail; never raises.
 
     Where the commands are:
@@ -334,6 +335,8 @@ def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest) -> P
     * The Subject, after stripping ``Re:``/``Fwd:``/``Fw:``/``AW:``/``WG:``/
       ``SV:`` and ``[tag]`` prefixes (repeatedly, any case), is the single
       command if its words satisfy ``is_command`` (``from_subject`` is True).
+      Body lines are tested with ``is_body_command`` when given (a stricter test:
+      prose such as "All the best!" must not read as a command).
       The comment is the body up to the signature / ``end`` /
       ``-----Original Message-----`` without quoted (``>``) and attribution
       lines; a ``takes_text`` command relays that comment.
@@ -371,7 +374,7 @@ def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest) -> P
             relay = parsed.comment if _safe(takes_text, words) else ""
             parsed.commands = [CommandLine(subject, words, relay)]
         else:
-            parsed.commands, parsed.comment = _body_commands(lines, is_command, takes_text)
+            parsed.commands, parsed.comment = _body_commands(lines, is_body_command or is_command, takes_text)
     except Exception:
         pass  # whatever was filled in so far is the best this mail offers
     return parsed
