@@ -476,40 +476,6 @@ def test_enable_reopens_a_signed_off_account(admin_server):
     assert server.one(BOB, "change password bob bob-pw bob-pw2").subject == "pbmserv change password"
 
 
-# --- help -------------------------------------------------------------------------------------
-
-HELP_LINES = """\
-  forgot USERID
-      mail a token to set a new password to your registered addresses
-  reset USERID TOKEN NEWPASSWORD
-      set a new password with the token that 'forgot' mailed
-  signoff USERID PASSWORD
-      close your account, resigning every game you play
-  all games USERID
-      the running boards of a player in every game, with their status
-  abort GAME BOARD USERID PASSWORD
-      end a board with no result (admins only)
-  disable USERID ADMINID PASSWORD
-      close an account: its password no longer works (admins only)
-  enable USERID ADMINID PASSWORD
-      open a closed account again (admins only)
-"""
-
-
-def test_help_lists_the_new_commands_after_broadcast(server):
-    text = body_of(server.one(ALICE, "help"))
-    assert ("      send the text below the command to every player of GAME\n" + HELP_LINES
-            + "\nGame commands") in text
-
-
-def test_help_on_forgot(server):
-    assert body_of(server.one(ALICE, "help forgot")) == (
-        "forgot USERID\n"
-        "    mail a token to set a new password to your registered addresses\n\n"
-        "The token is valid for 24 hours; send it back with: reset USERID TOKEN NEWPASSWORD.\n"
-        "It goes only to the addresses registered to USERID, at most 3 times a day.\n")
-
-
 def test_prose_in_a_body_is_not_read_as_a_command(server):
     """A reply to a board mail with a move and a friendly line: "All the best!" starts
     like `all games` but is prose; only the move runs."""
