@@ -101,7 +101,7 @@ class Handler:
                 count_bounces(self.session, bounced)
                 row.error += f"; delivery failed for {', '.join(bounced)}"
             return
-        mail = parse_message(row.raw, is_command, takes_text, is_body_command)
+        mail = parse_message(message, is_command, takes_text, is_body_command)
         clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
         self.secrets = self.passwords_in(mail)

@@ -14,11 +14,12 @@ from sqlalchemy import select
 
 from ..games import get_game
 from ..passwords import hash_password
-from ..play import board_mails, current_state, engine_of, names, record_action, refresh_timers, seat_of, status_line
+from ..play import board_mails, current_state, engine_of, names, refresh_timers, seat_of, status_line
 from ..store.models import GameRecord, Seat, User
 from ..store.repo import find_game, find_user, rate_limited
 from .account import check_password, mailed_token, token_hash
 from .base import Command, CommandError, Context, authenticate, command
+from .game import resign
 
 log = logging.getLogger(__name__)
 
@@ -122,11 +123,7 @@ class Signoff(Command):
         user = authenticate(ctx, userid, password)
         records = active_games(ctx, user)
         for record in records:
-            state = current_state(record)
-            seat = seat_of(record, user)
-            record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
-            ctx.notices += board_mails(ctx.config, record, state, [(user.userid, ctx.comment)],
-                                       note=f"{user.userid} resigned.", extra={seat: ctx.mail.reply_to})
+            resign(ctx, record, user, seat_of(record, user))
         user.disabled = True
         user.reset_token_hash, user.reset_expires = None, None
         resigned = (f"{user.userid} resigned on: {', '.join(board_label(r) for r in records)}.\n" if records
@@ -182,14 +179,10 @@ class Abort(Command):
             raise CommandError(f"{game.title} board {record.board} is over already: {record.result}",
                                "Only a running board can be aborted.")
         state = current_state(record)
-        playing = status_line(record, state)
-        result = f"Game aborted by {admin.userid}: no result."
-        record.status, record.result, record.updated_at = "finished", result, ctx.now
+        record.status, record.updated_at = "finished", ctx.now
+        record.result = f"Game aborted by {admin.userid}: no result."  # the status line from now on
         refresh_timers(record, state, ctx.now)  # no deadlines on a board that is over
-        for mail in board_mails(ctx.config, record, state, [(admin.userid, ctx.comment)]):
-            mail.subject = f"{game.title} Board {record.board}"  # nothing after the number once over
-            mail.body = mail.body.replace(f"\n\n{playing}\n", f"\n\n{result}\n", 1)
-            ctx.notices.append(mail)
+        ctx.notices += board_mails(ctx.config, record, state, [(admin.userid, ctx.comment)])
         ctx.reply("pbmserv abort", f"{game.title} board {record.board} is aborted; "
                                    f"its players ({', '.join(names(record))}) were sent the board.\n",
                   also_to=admin.emails)

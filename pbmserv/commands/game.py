@@ -61,6 +61,13 @@ def send_boards(ctx: Context, record: GameRecord, state: State, actor: User, com
                                extra={seat_of(record, actor): ctx.mail.reply_to})
 
 
+def resign(ctx: Context, record: GameRecord, user: User, seat: int) -> None:
+    """Log `user`'s resignation on a running board and mail every player the result."""
+    state = current_state(record)
+    record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
+    send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=f"{user.userid} resigned.")
+
+
 LISTED_MOVES = 24  # more legal moves than this are summarised, not listed in an error
 
 
@@ -237,9 +244,7 @@ class Resign(GameCommand):
         board, userid, password = args
         record, user, seat = load_player(ctx, game, board, userid, password)
         check_active(record, game, user)
-        state = current_state(record)
-        record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
-        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=f"{user.userid} resigned.")
+        resign(ctx, record, user, seat)
         return f"{user.userid} resigned on {game.title} board {record.board}."
 
 
@@ -257,7 +262,6 @@ class Games(GameCommand):
             if user is None:
                 raise CommandError(f"There is no user {args[0]}.", f"Send: {self.usage(game)}")
         records = games_of_type(ctx.session, game.name, user)
-        rows = [(r.board, ", ".join(names(r)), r.result if r.status != "active" else status_line(r, current_state(r)))
-                for r in records]
+        rows = [(r.board, ", ".join(names(r)), status_line(r, current_state(r))) for r in records]
         ctx.reply(f"{game.title} games", render("commands/games.txt", game=game, user=user, rows=rows))
         return f"List of {game.title} boards sent."

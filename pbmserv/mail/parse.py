@@ -326,7 +326,7 @@ def _safe(test: WordsTest, words: list[str]) -> bool:
         return False
 
 
-def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest,
+def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: WordsTest,
                   is_body_command: WordsTest | None = None) -> ParsedMail:
     """Parse a command mail; never raises.
 
@@ -357,7 +357,7 @@ def parse_message(raw: bytes, is_command: WordsTest, takes_text: WordsTest,
     """
     parsed = ParsedMail()
     try:
-        msg = parse_bytes(raw)
+        msg = raw if isinstance(raw, EmailMessage) else parse_bytes(raw)  # parsed once by the worker
         parsed.sender = header_address(msg, "From")
         parsed.reply_to = header_address(msg, "Reply-To") or parsed.sender
         parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
