@@ -20,7 +20,7 @@ from sqlalchemy.orm import sessionmaker
 from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
-from .scheduler import run_due
+from .scheduler import keep_alive, run_due
 from .server import Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
@@ -155,9 +155,11 @@ def cmd_send(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_tick(args: argparse.Namespace, config: Config) -> int:
-    """Fire the deadlines that are due, deliver what they caused, and exit (for cron)."""
+    """Fire the deadlines that are due, deliver what they caused, and exit (for cron,
+    run more often than `[games] downtime_grace`)."""
     sessions = open_database(config.database.url, config.database.busy_timeout)
     now = utcnow()
+    keep_alive(sessions, config, now)
     fired = run_due(sessions, config, now)
     delivered = deliver_queued(sessions, make_transport(config), now)
     print(f"{fired} deadlines passed; {delivered} replies delivered.")

@@ -12,6 +12,8 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from .games.base import duration_seconds
+
 DEFAULTS: dict[str, dict[str, Any]] = {
     "server": {
         "address": "pbmserv@localhost",
@@ -42,6 +44,12 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "broadcasts_per_day": 1,
         "recent_moves": 10,
         "wrong_passwords_per_hour": 5,
+    },
+    "games": {
+        "nag_time": "7d",
+        "forfeit_time": "21d",
+        "vacation_days": 30,
+        "downtime_grace": "1h",
     },
 }
 
@@ -152,5 +160,10 @@ def _validate(values: dict[str, dict[str, Any]]) -> None:
         raise ConfigError(f"[outbound] transport must be one of {', '.join(TRANSPORTS)}")
     if values["security"]["password_cost"] not in PASSWORD_COSTS:
         raise ConfigError(f"[security] password_cost must be one of {', '.join(PASSWORD_COSTS)}")
+    for key in ("nag_time", "forfeit_time", "downtime_grace"):
+        text = values["games"][key]
+        if duration_seconds(text) is None and not (key != "downtime_grace" and text == "off"):
+            also = "" if key == "downtime_grace" else ', or "off"'
+            raise ConfigError(f'[games] {key} must be a duration such as "90m", "72h" or "7d"{also}, not {text!r}')
     if "@" not in values["server"]["address"]:
         raise ConfigError("[server] address must be an e-mail address such as pbmserv@example.org")

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import hashlib
 import random
+import re
 import secrets
+from contextlib import nullcontext
 from datetime import datetime, timedelta
 
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, object_session
 
+from .clocks import FORFEIT, Deadline, clock_deadlines, turn_clocks
 from .config import Config
 from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
@@ -35,8 +38,8 @@ def engine_of(record: GameRecord) -> Game:
     return game
 
 
-def start_game(session: Session, config: Config, game: Game, users: list[User],
-               params: dict[str, int], now: datetime) -> tuple[GameRecord, State]:
+def start_game(session: Session, config: Config, game: Game, users: list[User], params: dict[str, int],
+               now: datetime, nag_after: int = 0, forfeit_after: int = 0) -> tuple[GameRecord, State]:
     board = next_board_number(session, game.name)
     seed = f"{config.server.seed}:{game.name}:{board}" if config.server.seed else secrets.token_hex(16)
     chance = game.initial_chance(len(users), params, seeded_rng(seed, 0))
@@ -44,6 +47,7 @@ def start_game(session: Session, config: Config, game: Game, users: list[User],
     record = GameRecord(
         game_type=game.name, board=board, params=params, seed=seed, setup_chance=chance,
         status="active", result="", state=game.serialise(state), created_at=now, updated_at=now, timers={},
+        nag_after=nag_after, forfeit_after=forfeit_after, clocks={},
         seats=[Seat(seat=i, user=user) for i, user in enumerate(users)],
     )
     refresh_timers(record, state, now)
@@ -66,8 +70,9 @@ def replay(record: GameRecord, upto: int | None = None) -> State:
 
 
 def apply_logged(game: Game, state: State, kind: str, seat: int, move: str, chance) -> None:
-    """One action of the log: a move, a resignation, or a deadline passing (seat -1)."""
-    if kind == "resign":
+    """One action of the log: a move, a resignation or forfeit, or a deadline passing
+    (seat -1)."""
+    if kind in ("resign", FORFEIT):
         game.resign(state, seat)
     elif kind == "timeout":
         game.timeout(state, move)
@@ -77,7 +82,8 @@ def apply_logged(game: Game, state: State, kind: str, seat: int, move: str, chan
 
 def record_action(session: Session, record: GameRecord, state: State, seat: int, kind: str,
                   move: str, comment: str, now: datetime, inbound_id: int | None) -> None:
-    """Apply a checked move (a resignation, a timeout) to `state` and append it to the log."""
+    """Apply a checked move (a resignation, a forfeit, a timeout) to `state` and append
+    it to the log."""
     game = engine_of(record)
     number = len(record.moves) + 1
     chance = game.draw(state, seat, move, seeded_rng(record.seed, number)) if kind == "move" else None
@@ -90,26 +96,47 @@ def record_action(session: Session, record: GameRecord, state: State, seat: int,
     if outcome is not None:
         record.status = "finished"
         record.result = status_line(record, state)
-    refresh_timers(record, state, now)
+    refresh_timers(record, state, now, actor=seat if seat >= 0 else None)
     session.flush()
 
 
-def refresh_timers(record: GameRecord, state: State, now: datetime) -> None:
-    """Note when each of the engine's timers started (now, for a new one), forget the
-    ones that ended, and set `due_at` to the earliest deadline."""
-    wanted = engine_of(record).timers(state) if record.status == "active" else {}
-    started = {name: record.timers.get(name, now.isoformat()) for name in wanted}
-    record.timers = started
-    record.due_at = min((datetime.fromisoformat(started[name]) + timedelta(seconds=seconds)
-                         for name, seconds in wanted.items()), default=None)
+def refresh_timers(record: GameRecord, state: State, now: datetime, actor: int | None = None) -> None:
+    """Note when each of the engine's timers started (now, for a new one) and when each
+    waiting seat's turn began (`clocks`), forget the ones that ended, and set `due_at`
+    to the earliest deadline."""
+    game = engine_of(record)
+    active = record.status == "active"
+    wanted = game.timers(state) if active else {}
+    record.timers = {name: record.timers.get(name, now.isoformat()) for name in wanted}
+    record.clocks = turn_clocks(record, game.to_act(state) if active else frozenset(), actor, now)
+    set_due(record, wanted)
 
 
-def next_timer(record: GameRecord) -> tuple[str, datetime]:
-    """The timer that falls due first (by time, then name) and when."""
-    durations = engine_of(record).timers(current_state(record))
-    return min(((name, datetime.fromisoformat(start) + timedelta(seconds=durations[name]))
-                for name, start in record.timers.items() if name in durations),
-               key=lambda pair: (pair[1], pair[0]))
+def set_due(record: GameRecord, durations: dict[str, int] | None = None) -> None:
+    """Set `due_at`; without flushing the record's other changes first, so that a
+    move stays one write (the vacations it reads may need loading)."""
+    session = object_session(record)
+    with session.no_autoflush if session is not None else nullcontext():
+        record.due_at = min((d.due for d in deadlines(record, durations)), default=None)
+
+
+def engine_deadlines(record: GameRecord, durations: dict[str, int] | None = None) -> list[Deadline]:
+    """The engine's running timers (`durations` as `Game.timers` gives them now)."""
+    if not record.timers:
+        return []
+    if durations is None:
+        durations = engine_of(record).timers(current_state(record))
+    return [Deadline(datetime.fromisoformat(start) + timedelta(seconds=durations[name]), name)
+            for name, start in record.timers.items() if name in durations]
+
+
+def deadlines(record: GameRecord, durations: dict[str, int] | None = None) -> list[Deadline]:
+    return engine_deadlines(record, durations) + list(clock_deadlines(record))
+
+
+def next_deadline(record: GameRecord) -> Deadline:
+    """The deadline that falls due first (by time, then name, then seat)."""
+    return min(deadlines(record), key=Deadline.order)
 
 
 # --- what players read -------------------------------------------------------------
@@ -169,46 +196,94 @@ def recent_moves(record: GameRecord, limit: int, upto: int | None = None,
             continue
         if not rows or last_seat is None or move.seat <= last_seat:
             rows.append((len(rows) + 1, [""] * len(record.seats)))
-        shown = "resign" if move.kind == "resign" else game.shown_move(move.seat, move.move, viewer)
+        shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)
         rows[-1][1][move.seat] = fill_seats(shown, players)
         last_seat = move.seat
     return rows[-limit:] if limit else []
 
 
-def board_text(config: Config, record: GameRecord, state: State, viewer: int | None,
+def when(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def deadline_lines(record: GameRecord, now: datetime) -> list[str]:
+    """What a board mail says of the running deadlines and of players on vacation."""
+    if record.status != "active":
+        return []
+    players = names(record)
+    lines = []
+    timers = engine_deadlines(record)
+    if timers:
+        first = min(timers, key=Deadline.order)
+        lines.append(f"Next deadline: {when(first.due)} ({first.name}).")
+    lines += [f"{players[d.seat]} forfeits if no move by {when(d.due)}."
+              for d in sorted(clock_deadlines(record), key=Deadline.order) if d.name == FORFEIT]
+    away = [f"{seat.user.userid} until {when(until)}" for seat in record.seats
+            if (until := away_until(seat.user, now)) is not None]
+    if away:
+        lines.append(f"On vacation: {', '.join(away)}.")
+    return lines
+
+
+def away_until(user: User, now: datetime) -> datetime | None:
+    """When the vacation `user` is on at `now` ends; None if they are not away."""
+    return next((v.end for v in user.vacations if v.start <= now < v.end), None)
+
+
+def board_text(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
                comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "") -> str:
-    """The body of a board mail as seat `viewer` (None: the public) sees it."""
+    """The body of a board mail as seat `viewer` (None: the public) sees it at `now`."""
     game = engine_of(record)
     players = names(record)
     rows = recent_moves(record, config.limits.recent_moves, upto, viewer)
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."
-    deadline = ""
-    if upto is None and record.status == "active" and record.timers:
-        name, due = next_timer(record)
-        deadline = f"Next deadline: {due:%Y-%m-%d %H:%M} UTC ({name})."
     return render(
         "board.txt", title=game.title, board=record.board, status=status_line(record, state),
-        note=note, deadline=deadline, names=players, rows=rows, width=width,
+        note=note, deadline="\n".join(deadline_lines(record, now) if upto is None else []),
+        names=players, rows=rows, width=width,
         drawing=render_board(game, game.view(state, viewer), players),
         comments=[(who, text) for who, text in comments if text.strip()],
     )
 
 
-def board_mails(config: Config, record: GameRecord, state: State, comments: list[tuple[str, str]],
+SIGN_OFF = re.compile(r"(sent from .*|get outlook for .*|cheers|regards|best( regards| wishes)?|bye|ciao)",
+                      re.IGNORECASE)
+
+
+def real_comment(comments: list[tuple[str, str]]) -> bool:
+    """Whether any comment says something: more than a signature (the author's userid)
+    or a mail program's sign-off line. Such board mails get ` **` in the Subject."""
+    for who, text in comments:
+        for line in text.splitlines():
+            words = line.strip().strip("-~*_.,!").strip()
+            if words and words.lower() != who.lower() and not SIGN_OFF.fullmatch(words):
+                return True
+    return False
+
+
+def board_mails(config: Config, record: GameRecord, state: State, comments: list[tuple[str, str]], now: datetime,
                 *, new: bool = False, note: str = "", private: frozenset[int] | None = None,
                 extra: dict[int, str] | None = None) -> list[Mail]:
     """One board mail to every player, each from that player's own side, to all their
     addresses (and `extra[seat]`, an unregistered address the seat's command came
-    from). Comments on a private action go only to the seats in `private`."""
+    from), and one to each observer, as the public sees it. Comments on a private
+    action go only to the seats in `private`."""
     mail_subject = subject(record, state, new=new)
-    mails = []
+    players = {seat.user_id for seat in record.seats}
+    readers: list[tuple[int | None, list[str]]] = []
     for seat in record.seats:
         to = seat.user.emails
         address = (extra or {}).get(seat.seat)
         if address and address.lower() not in {a.lower() for a in to}:
             to = to + [address]
-        shown = comments if private is None or seat.seat in private else []
-        mails.append(Mail(to, mail_subject, board_text(config, record, state, seat.seat, shown, note=note)))
+        readers.append((seat.seat, to))
+    readers += [(None, sub.user.emails) for sub in record.subscriptions
+                if sub.user_id not in players and not sub.user.disabled]
+    mails = []
+    for viewer, to in readers:
+        shown = comments if private is None or viewer in private else []
+        marked = mail_subject + (" **" if real_comment(shown) else "")
+        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=note)))
     return mails

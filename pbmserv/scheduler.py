@@ -1,27 +1,31 @@
 """The one scheduler of time-driven events (DESIGN.md §1).
 
-Engines name their deadlines (`Game.timers`); the server notes when each started and
-keeps the earliest in `GameRecord.due_at`. `run_due(now)` fires every deadline due by
-`now`, earliest first, each in its own transaction, with the clock set to the deadline
-itself: so a replay whose Date: jumps forward fires every deadline in between, in
-order, and gets the same replies every time. `serve` calls it continuously, `replay`
-before each mail with that mail's Date:, and `pbmserv tick` once.
+Engines name their deadlines (`Game.timers`), the server adds its own nag and forfeit
+clocks (`clocks.py`), and `GameRecord.due_at` keeps the earliest. `run_due(now)` fires
+every deadline due by `now`, earliest first, each in its own transaction, with the
+clock set to the deadline itself: so a replay whose Date: jumps forward fires every
+deadline in between, in order, and gets the same replies every time. `serve` calls it
+continuously, `replay` before each mail with that mail's Date:, and `pbmserv tick` once.
 """
 
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
+from .clocks import FORFEIT, NAG, Deadline, setting_seconds, shifted
 from .config import Config
-from .mail.outbound import queue_mails
-from .play import board_mails, current_state, next_timer, record_action
-from .store.models import GameRecord
+from .mail.outbound import Mail, queue_mails
+from .play import (board_mails, board_text, current_state, engine_of, next_deadline, record_action, set_due,
+                   when)
+from .store.models import GameRecord, Setting
 
 log = logging.getLogger(__name__)
+
+ALIVE = "alive_at"  # the Setting that notes when `serve` or `tick` last ran
 
 
 def next_due(session: Session, now: datetime) -> GameRecord | None:
@@ -42,14 +46,65 @@ def run_due(sessions: sessionmaker[Session], config: Config, now: datetime) -> i
 
 
 def fire(session: Session, config: Config, record: GameRecord) -> None:
-    """Log the earliest due deadline of `record` as a timeout action and mail the
-    players the board it leaves."""
-    name, due = next_timer(record)
+    """Act on the earliest due deadline of `record` and mail those it concerns."""
+    deadline = next_deadline(record)
+    if deadline.name == NAG:
+        nag(session, config, record, deadline)
+        return
     state = current_state(record)
-    record_action(session, record, state, -1, "timeout", name, "", due, None)
-    log.info("deadline %r of %s board %s passed", name, record.game_type, record.board)
-    mails = board_mails(config, record, state, [], note=f"Deadline passed: {name}.")
-    queue_mails(session, config, mails, f"t{record.id}-{len(record.moves)}", due)
+    if deadline.name == FORFEIT:
+        userid = record.seats[deadline.seat].user.userid
+        record_action(session, record, state, deadline.seat, FORFEIT, FORFEIT, "", deadline.due, None)
+        note = f"{userid} forfeited: no move for {days(record.forfeit_after)}."
+    else:
+        record_action(session, record, state, -1, "timeout", deadline.name, "", deadline.due, None)
+        note = f"Deadline passed: {deadline.name}."
+    log.info("%s of %s board %s", note, record.game_type, record.board)
+    mails = board_mails(config, record, state, [], deadline.due, note=note)
+    queue_mails(session, config, mails, f"t{record.id}-{len(record.moves)}", deadline.due)
+
+
+def nag(session: Session, config: Config, record: GameRecord, deadline: Deadline) -> None:
+    """Remind the player of `deadline.seat` that it is their turn, once per turn."""
+    key = str(deadline.seat)
+    record.clocks = {**record.clocks, key: {**record.clocks[key], "nagged": True}}
+    set_due(record)
+    user = record.seats[deadline.seat].user
+    since = datetime.fromisoformat(record.clocks[key]["since"])
+    note = f"Reminder: it has been {user.userid}'s turn since {when(since)}."
+    title = engine_of(record).title
+    body = board_text(config, record, current_state(record), deadline.seat, deadline.due, note=note)
+    log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
+    queue_mails(session, config, [Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body)],
+                f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
+
+
+def days(seconds: int) -> str:
+    count = seconds / 86400
+    return f"{count:g} days" if count != 1 else "1 day"
+
+
+def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -> timedelta | None:
+    """Note that the server runs at `now`. After a longer silence than `[games]
+    downtime_grace`, give the time back: every running deadline starts that much later,
+    so nobody is nagged or forfeited for mail the server could not read. The gap given
+    back, if any."""
+    grace = timedelta(seconds=setting_seconds(config.games.downtime_grace))
+    with sessions.begin() as session:
+        row = session.get(Setting, ALIVE)
+        gap = now - datetime.fromisoformat(row.value) if row is not None else timedelta(0)
+        if row is None:
+            row = Setting(name=ALIVE, value="")
+            session.add(row)
+        row.value = now.isoformat()
+        if gap <= grace:
+            return None
+        for record in session.scalars(select(GameRecord).where(GameRecord.status == "active",
+                                                                GameRecord.due_at.is_not(None))):
+            shifted(record, gap)
+            set_due(record)
+        log.warning("the server was silent for %s: running deadlines pushed back by as much", gap)
+        return gap
 
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .config import Config
 from .mail.outbound import deliver_queued, make_transport
 from .mail.smtp import InboundHandler, smtp_factory
-from .scheduler import earliest_due, run_due
+from .scheduler import earliest_due, keep_alive, run_due
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -117,9 +117,11 @@ class Server:
                 return
 
     async def schedule_loop(self) -> None:
-        """Fire deadlines as they fall due: sleep until the earliest one (or a change)."""
+        """Fire deadlines as they fall due: sleep until the earliest one (or a change),
+        and note at least every RETRY_SECONDS that the server is alive."""
         while not self.stopping.is_set():
             try:
+                await asyncio.to_thread(keep_alive, self.sessions, self.config, utcnow())
                 fired = await asyncio.to_thread(run_due, self.sessions, self.config, utcnow())
                 due = await asyncio.to_thread(earliest_due, self.sessions)
             except Exception:  # noqa: BLE001 - e.g. a move raced the deadline; try again soon

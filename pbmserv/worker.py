@@ -189,7 +189,7 @@ class Handler:
         if with_board and error.board is not None:
             record = error.board
             viewer = seat_of(record, error.viewer) if error.viewer is not None else None
-            board = board_text(self.config, record, current_state(record), viewer)
+            board = board_text(self.config, record, current_state(record), viewer, self.now)
         return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
                       board=board, quoted=quoted)
 

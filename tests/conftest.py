@@ -20,6 +20,7 @@ import pytest
 
 from pbmserv.config import load_config
 from pbmserv.mail.outbound import MemoryTransport, deliver_queued
+from pbmserv.scheduler import run_due
 from pbmserv.store.db import open_database
 from pbmserv.store.queue import enqueue
 from pbmserv.worker import Worker
@@ -88,15 +89,26 @@ class Server:
         self.count = 0
 
     def send_raw(self, raw: bytes, envelope_from: str | None = None) -> list[Reply]:
+        def process() -> None:
+            enqueue(self.sessions, raw, self.clock, envelope_from)
+            self.worker.run_pending()
+        return self.collect(process)
+
+    def collect(self, action) -> list[Reply]:
+        """The replies that `action` causes, delivered."""
         before = len(self.transport.delivered)
-        enqueue(self.sessions, raw, self.clock, envelope_from)
-        self.worker.run_pending()
+        action()
         deliver_queued(self.sessions, self.transport, self.clock)
         replies = []
         for recipients, raw_reply in self.transport.delivered[before:]:
             message = email.message_from_bytes(raw_reply, policy=email.policy.default)
             replies.append(Reply(recipients, message["Subject"], message.get_content(), message))
         return replies
+
+    def wait(self, delta: timedelta) -> list[Reply]:
+        """Let `delta` pass: the deadlines that fall due fire, as `pbmserv tick` would."""
+        self.clock += delta
+        return self.collect(lambda: run_due(self.sessions, self.config, self.clock))
 
     def send(self, sender: str, subject: str, body: str = "", *, message_id: str | None = "auto",
              headers: dict[str, str] | None = None) -> list[Reply]:

@@ -34,6 +34,7 @@ class Clock(Game):
     three rounds the starter wins. `tell` is private to the teller and seat 0."""
 
     name, title, min_players, max_players = "clock", "Clock", 2, 4
+    own_deadlines = True
     params = (DurationParam("deadline", 3600, 60, 7 * 86400, "time for a round"),
               PlayerParam("first", -1, -1, -1, "the player who wins"))
     move_syntax, summary, help_text, template = "ready or tell", "a stand-in", "Stand-in.\n", "superwari.txt"

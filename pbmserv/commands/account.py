@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
+from ..clocks import clock_params
 from ..games import games, get_game
 from ..passwords import hash_password
 from ..render import render
@@ -109,7 +110,7 @@ class Help(Command):
             return "Help sent."
         game = get_game(topic)
         if game is not None:
-            ctx.reply(f"{game.title} help", game_help(game))
+            ctx.reply(f"{game.title} help", game_help(ctx.config, game))
             return f"Help on {game.name} sent."
         if topic in account_commands or topic in game_commands:
             cmd = account_commands.get(topic) or game_commands[topic]
@@ -119,9 +120,11 @@ class Help(Command):
                            "Send 'help' for the list of commands and games.")
 
 
-def game_help(game) -> str:
+def game_help(config, game) -> str:
+    """The rules, the parameters (the server's deadlines among them) and the commands."""
     load_commands()
-    return render("commands/game_help.txt", game=game, commands=list(game_commands.values()))
+    return render("commands/game_help.txt", game=game, params=game.params + clock_params(config, game),
+                  commands=list(game_commands.values()))
 
 
 @command

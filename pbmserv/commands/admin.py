@@ -8,15 +8,13 @@ authenticate: `authenticate` in base.py refuses it.
 from __future__ import annotations
 
 import logging
-from datetime import datetime, timedelta
-
-from sqlalchemy import select
+from datetime import timedelta
 
 from ..games import get_game
 from ..passwords import hash_password
-from ..play import board_mails, current_state, engine_of, names, refresh_timers, seat_of, status_line
-from ..store.models import GameRecord, Seat, User
-from ..store.repo import find_game, find_user, rate_limited
+from ..play import board_mails, current_state, engine_of, names, refresh_timers, seat_of, status_line, when
+from ..store.models import GameRecord, User
+from ..store.repo import find_game, find_user, rate_limited, running_games
 from .account import check_password, mailed_token, token_hash
 from .base import Command, CommandError, Context, authenticate, command
 from .game import resign
@@ -25,17 +23,6 @@ log = logging.getLogger(__name__)
 
 RESET_VALID = timedelta(hours=24)
 RESETS_PER_DAY = 3  # token mails per user a day, so `forgot` cannot be used to flood someone
-
-
-def when(moment: datetime) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC"
-
-
-def active_games(ctx: Context, user: User) -> list[GameRecord]:
-    """The running boards `user` has a seat on, by game and board number."""
-    seated = select(Seat.game_id).where(Seat.user_id == user.id)
-    return list(ctx.session.scalars(select(GameRecord).where(GameRecord.id.in_(seated), GameRecord.status == "active")
-                                    .order_by(GameRecord.game_type, GameRecord.board)))
 
 
 def require_admin(ctx: Context, user: User, what: str) -> None:
@@ -121,7 +108,7 @@ class Signoff(Command):
     def run(self, ctx: Context, args: list[str]) -> str:
         userid, password = args
         user = authenticate(ctx, userid, password)
-        records = active_games(ctx, user)
+        records = running_games(ctx.session, user)
         for record in records:
             resign(ctx, record, user, seat_of(record, user))
         user.disabled = True
@@ -144,7 +131,7 @@ class AllGames(Command):
 
     def run(self, ctx: Context, args: list[str]) -> str:
         user = find_target(ctx, args[0], self.usage())
-        records = active_games(ctx, user)
+        records = running_games(ctx.session, user)
         if records:
             width = max(len(r.game_type) for r in records)
             rows = "".join(f"  {r.game_type:<{width}}  {r.board}  {', '.join(names(r))}: "
@@ -182,7 +169,7 @@ class Abort(Command):
         record.status, record.updated_at = "finished", ctx.now
         record.result = f"Game aborted by {admin.userid}: no result."  # the status line from now on
         refresh_timers(record, state, ctx.now)  # no deadlines on a board that is over
-        ctx.notices += board_mails(ctx.config, record, state, [(admin.userid, ctx.comment)])
+        ctx.notices += board_mails(ctx.config, record, state, [(admin.userid, ctx.comment)], ctx.now)
         ctx.reply("pbmserv abort", f"{game.title} board {record.board} is aborted; "
                                    f"its players ({', '.join(names(record))}) were sent the board.\n",
                   also_to=admin.emails)

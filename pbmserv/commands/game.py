@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ..clocks import clock_params
 from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
 from ..play import (board_mails, board_text, current_state, names, record_action, replay, seat_of,
@@ -57,7 +58,7 @@ def send_boards(ctx: Context, record: GameRecord, state: State, actor: User, com
                 new: bool = False, note: str = "", private: frozenset[int] | None = None) -> None:
     """Board mails to every player; the actor's copy also to the address the command
     came from."""
-    ctx.notices += board_mails(ctx.config, record, state, comments, new=new, note=note, private=private,
+    ctx.notices += board_mails(ctx.config, record, state, comments, ctx.now, new=new, note=note, private=private,
                                extra={seat_of(record, actor): ctx.mail.reply_to})
 
 
@@ -87,7 +88,7 @@ class GameHelp(GameCommand):
     summary = "the rules of the game and how to write a move"
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
-        ctx.reply(f"{game.title} help", game_help(game))
+        ctx.reply(f"{game.title} help", game_help(ctx.config, game))
         return f"Help on {game.name} sent."
 
 
@@ -118,15 +119,21 @@ class Challenge(GameCommand):
             count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
             raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
                                f"Send: {self.usage(game)}")
-        params = self.parse_params(game, [word for word in rest if word.startswith("-")],
+        params = self.parse_params(ctx, game, [word for word in rest if word.startswith("-")],
                                    [player.userid for player in players])
-        record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now)
+        nag, forfeit = params.pop("nagtime", 0), params.pop("forfeittime", 0)
+        if nag and forfeit and nag >= forfeit:
+            raise CommandError("-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit.",
+                               f"Send e.g.: {game.name} challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d")
+        record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now, nag, forfeit)
         send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True)
         return f"New {game.title} board {record.board} started."
 
-    def parse_params(self, game: Game, words: list[str], players: list[str]) -> dict[str, int]:
-        known = {param.name: param for param in game.params}
-        values = {param.name: param.default for param in game.params}
+    def parse_params(self, ctx: Context, game: Game, words: list[str], players: list[str]) -> dict[str, int]:
+        """The engine's parameters and the server's deadlines (`nagtime`, `forfeittime`)."""
+        params = game.params + clock_params(ctx.config, game)
+        known = {param.name: param for param in params}
+        values = {param.name: param.default for param in params}
         for word in words:
             name, equals, value = word[1:].partition("=")
             param = known.get(name.lower())
@@ -134,7 +141,7 @@ class Challenge(GameCommand):
                 raise CommandError(f"{game.title} takes no parameters, so '{word}' cannot be used.",
                                    f"Send: {game.name} challenge USERID PASSWORD OPPONENT")
             if param is None or not equals:
-                accepted = ", ".join(f"-{p.name}={p.placeholder}" for p in game.params)
+                accepted = ", ".join(f"-{p.name}={p.placeholder}" for p in params)
                 raise CommandError(f"{game.title} has no parameter '{word}'.",
                                    f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
             try:
@@ -208,7 +215,7 @@ class Show(GameCommand):
                 raise CommandError(f"Board {record.board} has had {len(record.moves)} moves, so there is no position after move {upto}.",
                                    f"Send: {game.name} show {record.board}#N with N from 0 to {len(record.moves)}.", board=record)
         state = replay(record, upto) if upto is not None else current_state(record)
-        body = board_text(ctx.config, record, state, None, upto=upto)
+        body = board_text(ctx.config, record, state, None, ctx.now, upto=upto)
         if match["legal"]:
             body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.move_syntax)
                                                for seat in sorted(game.to_act(state))])
@@ -228,7 +235,7 @@ class ShowAs(GameCommand):
         board, userid, password = args
         record, user, seat = load_player(ctx, game, board, userid, password)
         state = current_state(record)
-        ctx.reply(subject(record, state), board_text(ctx.config, record, state, seat))
+        ctx.reply(subject(record, state), board_text(ctx.config, record, state, seat, ctx.now))
         return f"{game.title} board {record.board} sent as {user.userid} sees it."
 
 

@@ -53,16 +53,22 @@ DURATION = re.compile(r"(\d{1,6})([mhd])")
 UNIT_SECONDS = {"m": 60, "h": 3600, "d": 86400}
 
 
+def duration_seconds(text: str) -> int | None:
+    """Seconds in a duration written `90m`, `72h` or `3d`; None if it is not one."""
+    match = DURATION.fullmatch(text.strip().lower())
+    return None if match is None else int(match[1]) * UNIT_SECONDS[match[2]]
+
+
 class DurationParam(Param):
     """A duration written `90m`, `72h` or `3d`; the value is in seconds."""
 
     placeholder: ClassVar[str] = "DURATION"
 
     def parse(self, text: str, players: list[str]) -> int:
-        match = DURATION.fullmatch(text.strip().lower())
-        if match is None:
+        seconds = duration_seconds(text)
+        if seconds is None:
             raise ValueError(f"-{self.name} must be a duration such as 72h or 3d, not {text!r}")
-        return self.in_range(int(match[1]) * UNIT_SECONDS[match[2]])
+        return self.in_range(seconds)
 
     def show(self, value: int) -> str:
         for unit in ("d", "h", "m"):
@@ -159,6 +165,7 @@ class Game:
     help_text: ClassVar[str]  # the rules in the project's own words
     template: ClassVar[str]  # board template under templates/games/
     names_in_moves: ClassVar[bool] = False  # moves name players: the server turns userids into {seatN}
+    own_deadlines: ClassVar[bool] = False  # the engine times its players (`timers`): no server nag or forfeit
 
     # --- set-up -------------------------------------------------------------------
     def initial_chance(self, players: int, params: dict[str, int], rng: random.Random) -> Any:

@@ -59,6 +59,7 @@ class User(Base):
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.position"
     )
+    vacations: Mapped[list[Vacation]] = relationship(cascade="all, delete-orphan", order_by="Vacation.start")
 
     @property
     def emails(self) -> list[str]:
@@ -100,12 +101,19 @@ class GameRecord(Base):
     # moment one of them falls due: what the scheduler looks for.
     timers: Mapped[dict[str, str]] = mapped_column(JSON, default=dict)
     due_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True, index=True)
+    # The server's own deadlines (games whose engine has none): seconds without a move
+    # before a reminder and before a forfeit (0: never), and when each waiting seat's
+    # turn began, {"0": {"since": ISO, "nagged": false}}.
+    nag_after: Mapped[int] = mapped_column(Integer, default=0)
+    forfeit_after: Mapped[int] = mapped_column(Integer, default=0)
+    clocks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat"
     )
     moves: Mapped[list[Move]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Move.number"
     )
+    subscriptions: Mapped[list[Subscription]] = relationship(cascade="all, delete-orphan", order_by="Subscription.id")
 
     __mapper_args__ = {"version_id_col": version}
 
@@ -130,13 +138,35 @@ class Move(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
     number: Mapped[int] = mapped_column(Integer)
     seat: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))  # move | resign
+    kind: Mapped[str] = mapped_column(String(16))  # move | resign | forfeit | timeout
     move: Mapped[str] = mapped_column(Text)
     chance: Mapped[Any] = mapped_column(JSON, nullable=True)
     comment: Mapped[str] = mapped_column(Text, default="")
     inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
     game: Mapped[GameRecord] = relationship(back_populates="moves")
+
+
+class Vacation(Base):
+    """A time a user is away: no reminders or forfeits while it lasts. `end` is planned
+    when it starts and set to the return when the user comes back early."""
+
+    __tablename__ = "vacations"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    start: Mapped[datetime] = mapped_column(DateTime)
+    end: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Subscription(Base):
+    """An observer of a board: gets every board mail, as the public sees it."""
+
+    __tablename__ = "subscriptions"
+    __table_args__ = (UniqueConstraint("game_id", "user_id", name="uq_subscriptions_game_user"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    user: Mapped[User] = relationship()
 
 
 class Inbound(Base):

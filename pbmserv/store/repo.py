@@ -41,6 +41,13 @@ def games_of_type(session: Session, game_type: str, user: User | None = None) ->
     return list(session.scalars(query.order_by(GameRecord.board)))
 
 
+def running_games(session: Session, user: User) -> list[GameRecord]:
+    """The running boards `user` has a seat on, by game and board number."""
+    seated = select(Seat.game_id).where(Seat.user_id == user.id)
+    return list(session.scalars(select(GameRecord).where(GameRecord.id.in_(seated), GameRecord.status == "active")
+                                .order_by(GameRecord.game_type, GameRecord.board)))
+
+
 def players_of_type(session: Session, game_type: str) -> list[User]:
     """Every user who has had a seat in a game of this type."""
     seated = select(Seat.user_id).join(GameRecord).where(GameRecord.game_type == game_type)

@@ -1,0 +1,99 @@
+"""Observers and talk on a board: subscribe, unsubscribe, chat.
+
+Observers get every board mail of the board as the public sees it (`play.board_mails`);
+chat reaches the players and the observers.
+"""
+
+from __future__ import annotations
+
+from ..games import Game
+from ..play import board_text, current_state, seat_of, subject
+from ..render import render
+from ..store.models import GameRecord, Subscription, User
+from .account import relay_text
+from .base import CommandError, Context, GameCommand, authenticate, command
+from .game import check_active, load_board
+
+
+def subscription(record: GameRecord, user: User) -> Subscription | None:
+    return next((sub for sub in record.subscriptions if sub.user_id == user.id), None)
+
+
+def watcher(ctx: Context, game: Game, args: list[str]) -> tuple[GameRecord, User]:
+    """The board and the authenticated user of a BOARD USERID PASSWORD command."""
+    board, userid, password = args
+    record = load_board(ctx, game, board)
+    return record, authenticate(ctx, userid, password)
+
+
+@command
+class Subscribe(GameCommand):
+    name = "subscribe"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "watch a board: its board mails, as everyone may see them, come to you too"
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        record, user = watcher(ctx, game, args)
+        if seat_of(record, user) is not None:
+            raise CommandError(f"{user.userid} plays on {game.title} board {record.board} and gets its board mails already.",
+                               f"Send '{game.name} games' for the boards you could watch.")
+        check_active(record, game, user)
+        if subscription(record, user) is not None:
+            raise CommandError(f"{user.userid} watches {game.title} board {record.board} already.",
+                               f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD")
+        record.subscriptions.append(Subscription(user=user))
+        state = current_state(record)
+        ctx.reply(subject(record, state),
+                  f"You watch {game.title} board {record.board} now: every board mail of it comes to you too.\n"
+                  f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD\n\n"
+                  + board_text(ctx.config, record, state, None, ctx.now), also_to=user.emails)
+        return f"{user.userid} watches {game.title} board {record.board}."
+
+
+@command
+class Unsubscribe(GameCommand):
+    name = "unsubscribe"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "stop watching a board"
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        record, user = watcher(ctx, game, args)
+        found = subscription(record, user)
+        if found is None:
+            raise CommandError(f"{user.userid} does not watch {game.title} board {record.board}.",
+                               f"To watch it, send: {game.name} subscribe {record.board} {user.userid} PASSWORD")
+        record.subscriptions.remove(found)
+        ctx.reply("pbmserv unsubscribe", f"You no longer watch {game.title} board {record.board}.\n", also_to=user.emails)
+        return f"{user.userid} no longer watches {game.title} board {record.board}."
+
+
+@command
+class Chat(GameCommand):
+    name = "chat"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "send the text below the command to the players and observers of a board"
+    min_args = max_args = 3
+    password_args = (2,)
+    takes_text = True
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        record, user = watcher(ctx, game, args)
+        if seat_of(record, user) is None and subscription(record, user) is None:
+            raise CommandError(f"Only the players and observers of {game.title} board {record.board} may chat on it, "
+                               f"and {user.userid} is neither.",
+                               f"To watch it first, send: {game.name} subscribe {record.board} {user.userid} PASSWORD")
+        text = relay_text(ctx, self.usage(game))
+        readers = [seat.user for seat in record.seats] + [sub.user for sub in record.subscriptions]
+        others = [reader for reader in readers if reader.id != user.id and not reader.disabled]
+        body = render("commands/chat.txt", sender=user.userid, title=game.title, game=game.name,
+                      board=record.board, text=text)
+        for reader in others:
+            ctx.notify(reader.emails, f"Chat: {game.title} Board {record.board} {user.userid}", body)
+        sent_to = ", ".join(reader.userid for reader in others) or "nobody (nobody else is on the board)"
+        ctx.reply("pbmserv chat", f"Your chat on {game.title} board {record.board} was sent to {sent_to}.\n",
+                  also_to=user.emails)
+        return f"Chat sent to {sent_to}."
