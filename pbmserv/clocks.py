@@ -49,6 +49,15 @@ class ClockParam(DurationParam):
         return OFF if value == 0 else super().show(value)
 
 
+def in_words(seconds: int) -> str:
+    """A clock's length as players read it: '21 days', '36 hours', '90 minutes'."""
+    for unit, size in (("day", 86400), ("hour", 3600), ("minute", 60)):
+        if seconds % size == 0:
+            count = seconds // size
+            return f"{count} {unit}" + ("s" if count != 1 else "")
+    return f"{seconds} seconds"
+
+
 def setting_seconds(text: str) -> int:
     """A `[games]` duration in seconds; 0 for `off` (the configuration is checked)."""
     return 0 if text == OFF else duration_seconds(text) or 0
@@ -97,14 +106,17 @@ def clock_deadlines(record: GameRecord) -> Iterator[Deadline]:
         since = datetime.fromisoformat(clock["since"])
         away = [(v.start, v.end) for v in record.seats[seat].user.vacations]
         nag_first = not record.forfeit_after or record.nag_after < record.forfeit_after
+        pause = clock.get("pause", 0)  # downtime of the server given back
         if record.nag_after and nag_first and not clock["nagged"]:
-            yield Deadline(after_away(since, record.nag_after, away), NAG, seat)
+            yield Deadline(after_away(since, record.nag_after + pause, away), NAG, seat)
         if record.forfeit_after:
-            yield Deadline(after_away(since, record.forfeit_after, away), FORFEIT, seat)
+            yield Deadline(after_away(since, record.forfeit_after + pause, away), FORFEIT, seat)
 
 
 def shifted(record: GameRecord, gap: timedelta) -> None:
-    """Start every running timer and clock of `record` `gap` later (downtime given back)."""
-    later = lambda text: (datetime.fromisoformat(text) + gap).isoformat()  # noqa: E731
-    record.timers = {name: later(start) for name, start in record.timers.items()}
-    record.clocks = {seat: {**clock, "since": later(clock["since"])} for seat, clock in (record.clocks or {}).items()}
+    """Push every running deadline of `record` `gap` later (downtime given back): the
+    engine's timers start later, the turn clocks get `gap` more (their start stays the
+    real one, so vacations and reminders still count from it)."""
+    record.timers = {name: (datetime.fromisoformat(start) + gap).isoformat() for name, start in record.timers.items()}
+    record.clocks = {seat: {**clock, "pause": clock.get("pause", 0) + int(gap.total_seconds())}
+                     for seat, clock in (record.clocks or {}).items()}

@@ -165,5 +165,8 @@ def _validate(values: dict[str, dict[str, Any]]) -> None:
         if duration_seconds(text) is None and not (key != "downtime_grace" and text == "off"):
             also = "" if key == "downtime_grace" else ', or "off"'
             raise ConfigError(f'[games] {key} must be a duration such as "90m", "72h" or "7d"{also}, not {text!r}')
+    nag, forfeit = (duration_seconds(values["games"][key]) for key in ("nag_time", "forfeit_time"))
+    if nag and forfeit and nag >= forfeit:
+        raise ConfigError("[games] nag_time must be shorter than forfeit_time: the reminder comes before the forfeit")
     if "@" not in values["server"]["address"]:
         raise ConfigError("[server] address must be an e-mail address such as pbmserv@example.org")

@@ -248,8 +248,8 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     )
 
 
-SIGN_OFF = re.compile(r"(sent from .*|get outlook for .*|cheers|regards|best( regards| wishes)?|bye|ciao)",
-                      re.IGNORECASE)
+SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
+                      r"|best( wishes)?|bye|ciao|greetings", re.IGNORECASE)
 
 
 def real_comment(comments: list[tuple[str, str]]) -> bool:
@@ -257,8 +257,8 @@ def real_comment(comments: list[tuple[str, str]]) -> bool:
     or a mail program's sign-off line. Such board mails get ` **` in the Subject."""
     for who, text in comments:
         for line in text.splitlines():
-            words = line.strip().strip("-~*_.,!").strip()
-            if words and words.lower() != who.lower() and not SIGN_OFF.fullmatch(words):
+            words = re.sub(rf"[\s,]*\b{re.escape(who)}$", "", line.strip().strip("-~*_.,!"), flags=re.IGNORECASE)
+            if words and not SIGN_OFF.fullmatch(words.strip(" ,")):
                 return True
     return False
 

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta
 from sqlalchemy import select
 from sqlalchemy.orm import Session, sessionmaker
 
-from .clocks import FORFEIT, NAG, Deadline, setting_seconds, shifted
+from .clocks import FORFEIT, NAG, Deadline, in_words, setting_seconds, shifted
 from .config import Config
 from .mail.outbound import Mail, queue_mails
 from .play import (board_mails, board_text, current_state, engine_of, next_deadline, record_action, set_due,
@@ -55,7 +55,7 @@ def fire(session: Session, config: Config, record: GameRecord) -> None:
     if deadline.name == FORFEIT:
         userid = record.seats[deadline.seat].user.userid
         record_action(session, record, state, deadline.seat, FORFEIT, FORFEIT, "", deadline.due, None)
-        note = f"{userid} forfeited: no move for {days(record.forfeit_after)}."
+        note = f"{userid} forfeited: no move for {in_words(record.forfeit_after)}."
     else:
         record_action(session, record, state, -1, "timeout", deadline.name, "", deadline.due, None)
         note = f"Deadline passed: {deadline.name}."
@@ -77,11 +77,6 @@ def nag(session: Session, config: Config, record: GameRecord, deadline: Deadline
     log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
     queue_mails(session, config, [Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body)],
                 f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
-
-
-def days(seconds: int) -> str:
-    count = seconds / 86400
-    return f"{count:g} days" if count != 1 else "1 day"
 
 
 def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -> timedelta | None:

@@ -123,7 +123,7 @@ class Handler:
     def run(self, line: CommandLine) -> tuple[Context, str | CommandError]:
         """Run one command line inside a savepoint: an error undoes all it changed."""
         ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
-                      comment=line.relay or self.mail.comment)
+                      comment=self.mask(line.relay or self.mail.comment))  # it goes to others
         savepoint = self.session.begin_nested()
         found = None
         try:

@@ -54,6 +54,8 @@ Account commands:
       close an account: its password no longer works (admins only)
   enable USERID ADMINID PASSWORD
       open a closed account again (admins only)
+  vacation USERID PASSWORD on|off|DAYS
+      go away (for DAYS, or until 'off'): no reminders or forfeits meanwhile
 
 Game commands (GAME is the name of a game below):
   GAME help
@@ -70,6 +72,12 @@ Game commands (GAME is the name of a game below):
       give up the game
   GAME games [USERID]
       the boards of this game, their players and status
+  GAME subscribe BOARD USERID PASSWORD
+      watch a board: its board mails, as everyone may see them, come to you too
+  GAME unsubscribe BOARD USERID PASSWORD
+      stop watching a board
+  GAME chat BOARD USERID PASSWORD
+      send the text below the command to the players and observers of a board
 
 Games:
   serpent     Eggs and snakes on a hex board: groups without a survival path die
@@ -480,10 +488,10 @@ def test_message_is_relayed(server):
 
 def test_message_written_in_the_body(server):
     server.signup("alice", "bob")
-    replies = server.send(ALICE, "a word for bob", "message alice alice-pw bob\nLine one\n> kept\nLine two\n")
+    replies = server.send(ALICE, "a word for bob", "message alice alice-pw bob\nLine one\n> not relayed\nLine two\n")
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("pbmserv message", [ALICE], "Your message was sent to bob.\n"),
-        ("[pbmserv] Message from alice via PBM Server", [BOB], relayed("alice", "Line one\n> kept\nLine two")),
+        ("[pbmserv] Message from alice via PBM Server", [BOB], relayed("alice", "Line one\nLine two")),
     ]
 
 

@@ -191,3 +191,11 @@ def test_check_never_raises_on_any_text(name, players, data, text):
     snapshot = data.draw(st.sampled_from(moments(name, players)))
     seat = data.draw(st.integers(0, players - 1))
     assert_check_is_safe(game, snapshot, seat, text)
+
+
+@pytest.mark.parametrize("name", sorted(games()))
+def test_a_game_with_timers_of_its_own_says_so(name):
+    """The server's nag and forfeit clocks run only where the engine sets no deadlines:
+    a game that overrides `timers` must declare `own_deadlines`, and the reverse."""
+    game = games()[name]
+    assert game.own_deadlines == (type(game).timers is not Game.timers)

@@ -142,7 +142,7 @@ def test_subject_command_with_wrong_arguments_still_counts():
     parsed = parse(mail("superwari show 101\n", subject="superwari move"))
     assert parsed.from_subject is True
     assert texts(parsed) == ["superwari move"]
-    assert parsed.comment == "superwari show 101"
+    assert parsed.comment == ""  # a command line is never comment: it may carry a password
 
 
 def test_subject_comment_skips_quotes_and_attribution():
@@ -226,12 +226,12 @@ def test_body_stops_after_three_prose_lines_in_a_row():
 
 
 def test_body_message_text_after_message_command():
-    body = ("message alice pw bob carol\n\nHello you two,\n> quoted stays\n\nbye\n\n"
+    body = ("message alice pw bob carol\n\nHello you two,\n> quoted goes (it may be private)\n\nbye\n\n"
             "-- \nAlice\n")
     parsed = parse(mail(body))
     assert parsed.commands == [CommandLine(
         "message alice pw bob carol", ["message", "alice", "pw", "bob", "carol"],
-        "Hello you two,\n> quoted stays\n\nbye")]
+        "Hello you two,\n\nbye")]
     assert parsed.comment == ""
 
 
@@ -240,7 +240,7 @@ def test_body_chat_relay_stops_reading_commands():
     parsed = parse(mail(body))
     assert texts(parsed) == ["superwari show 101", "superwari chat 101 alice pw"]
     assert parsed.commands[0].relay == ""
-    assert parsed.commands[1].relay == "superwari show 102"
+    assert parsed.commands[1].relay == ""  # not run, and not relayed either
 
 
 def test_no_commands_anywhere():

@@ -119,9 +119,11 @@ class Challenge(GameCommand):
             count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
             raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
                                f"Send: {self.usage(game)}")
-        params = self.parse_params(ctx, game, [word for word in rest if word.startswith("-")],
-                                   [player.userid for player in players])
+        words = [word for word in rest if word.startswith("-")]
+        params = self.parse_params(ctx, game, words, [player.userid for player in players])
         nag, forfeit = params.pop("nagtime", 0), params.pop("forfeittime", 0)
+        if nag and forfeit and nag >= forfeit and not any(w.lower().startswith("-nagtime=") for w in words):
+            nag = forfeit // 3  # a short -forfeittime alone: the reminder comes a third of the way
         if nag and forfeit and nag >= forfeit:
             raise CommandError("-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit.",
                                f"Send e.g.: {game.name} challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d")

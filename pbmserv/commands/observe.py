@@ -12,7 +12,7 @@ from ..render import render
 from ..store.models import GameRecord, Subscription, User
 from .account import relay_text
 from .base import CommandError, Context, GameCommand, authenticate, command
-from .game import check_active, load_board
+from .game import load_board
 
 
 def subscription(record: GameRecord, user: User) -> Subscription | None:
@@ -39,7 +39,9 @@ class Subscribe(GameCommand):
         if seat_of(record, user) is not None:
             raise CommandError(f"{user.userid} plays on {game.title} board {record.board} and gets its board mails already.",
                                f"Send '{game.name} games' for the boards you could watch.")
-        check_active(record, game, user)
+        if record.status != "active":
+            raise CommandError(f"{game.title} board {record.board} is over: {record.result}",
+                               f"Send '{game.name} games' for the running boards you could watch.", board=record)
         if subscription(record, user) is not None:
             raise CommandError(f"{user.userid} watches {game.title} board {record.board} already.",
                                f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD")
@@ -93,7 +95,7 @@ class Chat(GameCommand):
                       board=record.board, text=text)
         for reader in others:
             ctx.notify(reader.emails, f"Chat: {game.title} Board {record.board} {user.userid}", body)
-        sent_to = ", ".join(reader.userid for reader in others) or "nobody (nobody else is on the board)"
+        sent_to = ", ".join(reader.userid for reader in others) or "nobody: no one else on the board can read it"
         ctx.reply("pbmserv chat", f"Your chat on {game.title} board {record.board} was sent to {sent_to}.\n",
                   also_to=user.emails)
         return f"Chat sent to {sent_to}."

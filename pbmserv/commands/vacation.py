@@ -57,16 +57,17 @@ class VacationCommand(Command):
         else:
             if what == "on":
                 length = left
-            elif what.isdigit() and 1 <= int(what) <= 366:
-                length = timedelta(days=int(what))
+            elif what.isdigit() and int(what) >= 1:
+                length = timedelta(days=min(int(what), 100_000))
             else:
-                raise CommandError(f"'{what}' is not on, off or a number of days.",
+                raise CommandError(f"'{what}' is not on, off or a number of days (1 or more).",
                                    f"Send: vacation {user.userid} PASSWORD on|off|DAYS, e.g. vacation {user.userid} PASSWORD 14")
             if left <= timedelta(0) or length > left:
+                instead = (f"Send: vacation {user.userid} PASSWORD DAYS with at most the days left, or 'on'."
+                           if left > timedelta(0) else "Days taken count again 365 days after they were taken.")
                 raise CommandError(
                     f"{user.userid} has {days(max(left, timedelta(0)))} of vacation left: "
-                    f"{days(allowance - left)} of {days(allowance)} were taken in the last 365 days.",
-                    f"Send: vacation {user.userid} PASSWORD DAYS with at most the days left, or 'on'.")
+                    f"{days(allowance - left)} of {days(allowance)} were taken in the last 365 days.", instead)
             if current is None:
                 user.vacations.append(Vacation(start=now, end=now + length))
             else:  # plans changed: the time away so far counts, the rest is planned anew

@@ -49,7 +49,7 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
     """Render `mails` in the common frame and add them to the outbound queue, in the
     caller's transaction. `key` makes the Message-IDs unique and stable (the inbound
     mail's id, or the deadline that caused them)."""
-    instance = instance_token(session)
+    instance = instance_token(session, config.server.seed)
     for number, mail in enumerate(mails, start=1):
         if not mail.to:
             continue

@@ -258,28 +258,19 @@ def _trim_blank(lines: list[str]) -> str:
     return "\n".join(lines[start:end])
 
 
-def _unquoted_text(lines: list[str]) -> str:
-    """The comment of a Subject command: the body lines up to the signature,
-    ``end`` or ``-----Original Message-----``, without quoted and attribution
-    lines, blank lines trimmed at both ends."""
+def _unquoted_text(lines: list[str], is_command: WordsTest) -> str:
+    """The comment of a Subject command, or the text below a message/broadcast/chat
+    command: the lines up to the signature, ``end`` or ``-----Original Message-----``,
+    without quoted and attribution lines (what was quoted may be private) and without
+    command lines (a Subject command repeated in the body carries a password), blank
+    lines trimmed at both ends."""
     kept = []
     for index, line in enumerate(lines):
         stripped = line.strip()
         if _is_end(stripped):
             break
-        if not _is_quoted(stripped) and not _is_attribution(lines, index):
+        if not (_is_quoted(stripped) or _is_attribution(lines, index) or _safe(is_command, stripped.split())):
             kept.append(line)
-    return _trim_blank(kept)
-
-
-def _relay_text(lines: list[str]) -> str:
-    """The lines after a message/broadcast/chat command, verbatim, up to the
-    signature, ``end`` or ``-----Original Message-----``; blank ends trimmed."""
-    kept = []
-    for line in lines:
-        if _is_end(line.strip()):
-            break
-        kept.append(line)
     return _trim_blank(kept)
 
 
@@ -308,7 +299,7 @@ def _body_commands(
             command = CommandLine(stripped, words)
             commands.append(command)
             if _safe(takes_text, words):
-                command.relay = _relay_text(lines[index + 1:])
+                command.relay = _unquoted_text(lines[index + 1:], is_command)
                 break
             continue
         comment.append(line)
@@ -338,16 +329,16 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
       Body lines are tested with ``is_body_command`` when given (a stricter test:
       prose such as "All the best!" must not read as a command).
       The comment is the body up to the signature / ``end`` /
-      ``-----Original Message-----`` without quoted (``>``) and attribution
-      lines; a ``takes_text`` command relays that comment.
+      ``-----Original Message-----`` without quoted (``>``), attribution and
+      command lines; a ``takes_text`` command relays that comment.
     * Otherwise the body is read line by line and stops at the first line that
       is ``--``/``-- `` (signature), ``end`` (any case) or
       ``-----Original Message-----``. Blank, quoted and attribution
       (``On ... wrote:``, ``... schrieb:``) lines are skipped. A line whose
       words satisfy ``is_command`` is a command; after a ``takes_text``
-      command the remaining lines (verbatim, quoted ones included, up to the
-      signature / ``end`` / ``-----Original Message-----``) are its relay
-      text and reading stops. Any other line
+      command the remaining lines (up to the signature / ``end`` /
+      ``-----Original Message-----``, without quoted, attribution and command
+      lines) are its relay text and reading stops. Any other line
       is prose: it goes into the comment, and the third prose line in a row
       stops reading. Skipped lines neither count towards nor break a run; only
       a command resets it.
@@ -370,7 +361,7 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         words = subject.split()
         if words and _safe(is_command, words):
             parsed.from_subject = True
-            parsed.comment = _unquoted_text(lines)
+            parsed.comment = _unquoted_text(lines, is_body_command or is_command)
             relay = parsed.comment if _safe(takes_text, words) else ""
             parsed.commands = [CommandLine(subject, words, relay)]
         else:

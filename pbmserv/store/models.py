@@ -103,7 +103,7 @@ class GameRecord(Base):
     due_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True, index=True)
     # The server's own deadlines (games whose engine has none): seconds without a move
     # before a reminder and before a forfeit (0: never), and when each waiting seat's
-    # turn began, {"0": {"since": ISO, "nagged": false}}.
+    # turn began, {"0": {"since": ISO, "nagged": false, "pause": seconds of downtime}}.
     nag_after: Mapped[int] = mapped_column(Integer, default=0)
     forfeit_after: Mapped[int] = mapped_column(Integer, default=0)
     clocks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)

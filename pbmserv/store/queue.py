@@ -60,11 +60,13 @@ def retry_later(row: Outbound, now: datetime, error: str) -> None:
     row.next_attempt_at = now + timedelta(minutes=min(2 ** (row.attempts - 1), 240))
 
 
-def instance_token(session: Session) -> str:
-    """A token unique to this database, part of every reply's Message-ID."""
+def instance_token(session: Session, seed: str = "") -> str:
+    """A token unique to this database, part of every reply's Message-ID; derived from
+    the configured seed when there is one, so that a replay writes the same bytes."""
     setting = session.get(Setting, "instance")
     if setting is None:
-        setting = Setting(name="instance", value=secrets.token_hex(6))
+        value = hashlib.sha256(f"instance:{seed}".encode()).hexdigest()[:12] if seed else secrets.token_hex(6)
+        setting = Setting(name="instance", value=value)
         session.add(setting)
         session.flush()
     return setting.value
