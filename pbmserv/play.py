@@ -249,7 +249,8 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
 
 
 SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
-                      r"|best( wishes)?|bye|ciao|greetings", re.IGNORECASE)
+                      r"|best( wishes)?|all the best|take care|yours( truly| sincerely)?|bye|ciao|greetings",
+                      re.IGNORECASE)
 
 
 def real_comment(comments: list[tuple[str, str]]) -> bool:

@@ -266,10 +266,10 @@ def test_signoff_resigns_every_running_game_and_closes_the_account(server):
     comment = "\nalice writes:\nGoodbye.\n"
     assert [(r.subject, r.to) for r in replies] == [
         ("pbmserv signoff", [ALICE]),
-        ("Super-Wari Board 101", [ALICE]),
-        ("Super-Wari Board 101", [BOB]),
-        ("Wari Board 101", [CAROL]),
-        ("Wari Board 101", [ALICE]),
+        ("Super-Wari Board 101 **", [ALICE]),  # "Goodbye." is a real comment
+        ("Super-Wari Board 101 **", [BOB]),
+        ("Wari Board 101 **", [CAROL]),
+        ("Wari Board 101 **", [ALICE]),
     ]
     assert body_of(replies[0]) == (
         "The account alice is closed.\n"
@@ -370,8 +370,8 @@ def test_abort_by_an_admin_ends_the_board_without_result(admin_server):
     head = f"Summary of Super-Wari Board 101\n\n{result}\n\n{table}\n"
     assert mails(replies) == [
         ("pbmserv abort", [CAROL], "Super-Wari board 101 is aborted; its players (alice, bob) were sent the board.\n"),
-        ("Super-Wari Board 101", [ALICE], head + after_c("bob", bob_row, "alice", alice_row) + comment),
-        ("Super-Wari Board 101", [BOB], head + after_c("alice", alice_seen_by_bob, "bob", bob_row) + comment),
+        ("Super-Wari Board 101 **", [ALICE], head + after_c("bob", bob_row, "alice", alice_row) + comment),
+        ("Super-Wari Board 101 **", [BOB], head + after_c("alice", alice_seen_by_bob, "bob", bob_row) + comment),
     ]
     assert board_row(server) == ("finished", result, ["move"], None)
     reply = server.one(BOB, "superwari move 101 bob bob-pw c")
@@ -483,7 +483,7 @@ def test_prose_in_a_body_is_not_read_as_a_command(server):
     server.send("alice@example.org", "superwari challenge alice alice-pw bob")
     replies = server.send("alice@example.org", "Re: Super-Wari Board 101 alice",
                           "superwari move 101 alice alice-pw c\n\nAll the best!\n")
-    assert [r.subject for r in replies] == ["Super-Wari Board 101 bob"] * 2
+    assert [r.subject for r in replies] == ["Super-Wari Board 101 bob"] * 2  # a sign-off, not a real comment
     assert "alice writes:\nAll the best!" in replies[0].text
 
 

@@ -9,6 +9,7 @@ import random
 import shutil
 import sqlite3
 import tempfile
+from datetime import datetime, timedelta
 
 import pytest
 from conftest import FAST_DIR, Server
@@ -23,6 +24,19 @@ ALICE = "alice@example.org"
 BOB = "bob@example.org"
 CAROL = "carol@example.org"
 MASK = "********"
+
+CLOCK_START = datetime(2026, 11, 1, 12, 0)  # conftest's Server clock before its first mail
+FORFEIT_TIME = timedelta(days=21)  # the default -forfeittime
+
+
+def sent(n: int) -> datetime:
+    """The fake clock of the n-th mail a fresh Server gets (conftest adds a minute per mail)."""
+    return CLOCK_START + timedelta(minutes=n)
+
+
+def forfeits(userid: str, turn_began: datetime, after: timedelta = FORFEIT_TIME) -> str:
+    """A running board's line for a player the server waits for."""
+    return f"{userid} forfeits if no move by {turn_began + after:%Y-%m-%d %H:%M} UTC."
 
 
 def body_of(reply) -> str:
@@ -49,11 +63,14 @@ def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int],
 
 
 def summary(status: str, board: str, moves: str = "", note: str = "", comments: str = "",
-            title: str = "Super-Wari", number: int = 101) -> str:
-    """A board mail's text: summary line, status, [note], [recent moves], board, [comments]."""
+            title: str = "Super-Wari", number: int = 101, deadline: str = "") -> str:
+    """A board mail's text: summary line, status, [note], [deadline], [recent moves], board,
+    [comments]."""
     text = f"Summary of {title} Board {number}\n\n{status}\n"
     if note:
         text += note + "\n"
+    if deadline:
+        text += deadline + "\n"
     if moves:
         text += "\n" + moves
     text += "\n" + board
@@ -69,10 +86,13 @@ def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
     return text + f"\nYour message:\n{quoted}\n"
 
 
-START_ALICE = """\
+# The boards of a game between two fresh signups: the challenge is their server's 3rd
+# mail, alice's first move the 4th; each player's forfeit clock starts with their turn.
+START_ALICE = f"""\
 Summary of Super-Wari Board 101
 
 It is alice's turn.
+{forfeits("alice", sent(3))}
 
    h    g    f    e    d    c    b    a
 +----+----+----+----+----+----+----+----+
@@ -87,10 +107,11 @@ alice writes:
 Good luck!
 """
 
-START_BOB = """\
+START_BOB = f"""\
 Summary of Super-Wari Board 101
 
 It is alice's turn.
+{forfeits("alice", sent(3))}
 
    h    g    f    e    d    c    b    a
 +----+----+----+----+----+----+----+----+
@@ -105,10 +126,11 @@ alice writes:
 Good luck!
 """
 
-AFTER_C_ALICE = """\
+AFTER_C_ALICE = f"""\
 Summary of Super-Wari Board 101
 
 It is bob's turn.
+{forfeits("bob", sent(4))}
 
      alice  bob
   1. c
@@ -126,10 +148,11 @@ alice writes:
 Take that.
 """
 
-AFTER_C_BOB = """\
+AFTER_C_BOB = f"""\
 Summary of Super-Wari Board 101
 
 It is bob's turn.
+{forfeits("bob", sent(4))}
 
      alice  bob
   1. c
@@ -152,8 +175,9 @@ ROWS_ALICE = ([3, 3, 4, 4, 4, 0, 3, 3], [3, 3, 0, 4, 4, 4, 3, 3])  # bob's row h
 TWO_MOVES = "     alice  bob\n  1. c      c\n"
 BOARD_2_ALICE = drawing("bob", ROWS_ALICE[0], "alice", ROWS_ALICE[1])
 BOARD_2_BOB = drawing("alice", ROWS_ALICE[0], "bob", ROWS_ALICE[1])
-SHOW_2 = summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES)
-SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES)
+GAME_TURN = sent(6)  # the `game` fixture: 3 signups, the challenge, c, and bob's c, after which alice is to move
+SHOW_2 = summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES, deadline=forfeits("alice", GAME_TURN))
+SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES, deadline=forfeits("alice", GAME_TURN))
 
 
 @pytest.fixture
@@ -212,6 +236,14 @@ def assert_unchanged(server) -> None:
     assert shown(server) == SHOW_2
 
 
+def test_the_fake_clock_of_the_expectations(server, game_template):
+    """The times above are those of conftest's clock and of the `game` template."""
+    assert server.clock == CLOCK_START
+    server.send(ALICE, "help")
+    assert server.clock == sent(1)
+    assert game_template[1:] == (6, GAME_TURN)
+
+
 # --- help ---------------------------------------------------------------------------
 
 
@@ -225,6 +257,8 @@ def test_superwari_help(server):
         "Parameters, given to challenge as -name=value:\n"
         "  -pits=8 (4 to 10): pits on each side\n"
         "  -stones=3 (1 to 6): stones in each pit at the start\n"
+        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
+        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
         "\n"
         "Commands:\n"
         "  superwari help\n"
@@ -240,17 +274,29 @@ def test_superwari_help(server):
         "  superwari resign BOARD USERID PASSWORD\n"
         "      give up the game\n"
         "  superwari games [USERID]\n"
-        "      the boards of this game, their players and status\n")
+        "      the boards of this game, their players and status\n"
+        "  superwari subscribe BOARD USERID PASSWORD\n"
+        "      watch a board: its board mails, as everyone may see them, come to you too\n"
+        "  superwari unsubscribe BOARD USERID PASSWORD\n"
+        "      stop watching a board\n"
+        "  superwari chat BOARD USERID PASSWORD\n"
+        "      send the text below the command to the players and observers of a board\n")
 
 
-def test_wari_help_has_no_parameters(server):
+def test_wari_help_lists_only_the_server_deadline_parameters(server):
     reply = server.one(ALICE, "WARI Help")
     text = body_of(reply)
     assert reply.subject == "Wari help"
     assert text.startswith("Help for Wari\n\nWari is the classic mancala game, also known as Oware.\n\n"
                            "Each player owns a row of 6 pits, named a–f")
-    assert "Parameters" not in text
-    assert "\n\nMoves: the letter of one of your own pits: c\n\nCommands:\n  wari help\n" in text
+    assert (
+        "\n\nMoves: the letter of one of your own pits: c\n\n"
+        "Parameters, given to challenge as -name=value:\n"
+        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
+        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
+        "\n"
+        "Commands:\n  wari help\n") in text
+    assert text.count("\n  -") == 2
 
 
 # --- challenge -------------------------------------------------------------------------
@@ -260,8 +306,8 @@ def test_challenge_sends_each_player_their_own_side(server):
     server.signup("alice", "bob")
     replies = server.send(ALICE, "superwari challenge alice alice-pw bob", "Good luck!\n-- \nAlice")
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("New Super-Wari Board 101 alice", [ALICE], START_ALICE),
-        ("New Super-Wari Board 101 alice", [BOB], START_BOB),
+        ("New Super-Wari Board 101 alice **", [ALICE], START_ALICE),
+        ("New Super-Wari Board 101 alice **", [BOB], START_BOB),
     ]
     with server.sessions() as session:
         record = find_game(session, "superwari", 101)
@@ -272,13 +318,14 @@ def test_challenge_sends_each_player_their_own_side(server):
 def test_challenge_with_parameters(server):
     server.signup("alice", "bob")
     replies = server.send(ALICE, "superwari challenge alice alice-pw Bob -pits=6 -STONES=4")
+    deadline = forfeits("alice", sent(3))
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("New Super-Wari Board 101 alice", [ALICE],
-         summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6))),
+         summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6), deadline=deadline)),
         ("New Super-Wari Board 101 alice", [BOB],
-         summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6))),
+         summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6), deadline=deadline)),
     ]
-    assert body_of(replies[0]).split("\n")[4:9] == [
+    assert body_of(replies[0]).split("\n")[5:10] == [
         "   f    e    d    c    b    a",
         "+----+----+----+----+----+----+",
         "|  4 |  4 |  4 |  4 |  4 |  4 |   bob",
@@ -302,16 +349,20 @@ def test_board_numbers_count_from_101_per_game_type(server):
     assert [r.subject for r in server.send(CAROL, "superwari challenge carol carol-pw alice")] == [
         "New Super-Wari Board 102 carol"] * 2
     replies = server.send(BOB, "wari challenge bob bob-pw carol", "Classic!")
+    deadline = forfeits("bob", sent(6))  # 3 signups, 2 challenges, then this one
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("New Wari Board 101 bob", [BOB], summary("It is bob's turn.", drawing(
-            "carol", [4] * 6, "bob", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari")),
-        ("New Wari Board 101 bob", [CAROL], summary("It is bob's turn.", drawing(
-            "bob", [4] * 6, "carol", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari")),
+        ("New Wari Board 101 bob **", [BOB], summary("It is bob's turn.", drawing(
+            "carol", [4] * 6, "bob", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari",
+            deadline=deadline)),
+        ("New Wari Board 101 bob **", [CAROL], summary("It is bob's turn.", drawing(
+            "bob", [4] * 6, "carol", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari",
+            deadline=deadline)),
     ]
 
 
 CHALLENGE_USAGE = "Send: superwari challenge USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]"
-PARAMS_HINT = "Parameters of Super-Wari: -pits=N, -stones=N. Send 'superwari help' for their meaning."
+PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|off, -forfeittime=DURATION|off. "
+               "Send 'superwari help' for their meaning.")
 
 
 @pytest.mark.parametrize("args, problem, instead", [
@@ -343,21 +394,34 @@ def test_challenge_errors(server, args, problem, instead):
     assert server.send(ALICE, "superwari challenge alice alice-pw bob")[0].subject == "New Super-Wari Board 101 alice"
 
 
-def test_wari_takes_no_parameters(server):
+def test_wari_refuses_a_game_parameter_and_lists_its_deadline_parameters(server):
     server.signup("alice", "bob")
     reply = server.one(ALICE, "wari challenge alice alice-pw bob -pits=6")
-    assert reply.subject == "Wari error"
-    assert body_of(reply).split("\n")[:2] == ["Wari takes no parameters, so '-pits=6' cannot be used.",
-                                              "Send: wari challenge USERID PASSWORD OPPONENT"]
-    assert body_of(reply).endswith(f"\n\nYour message:\n> Subject: wari challenge alice {MASK} bob -pits=6\n")
+    assert (reply.subject, reply.to, body_of(reply)) == ("Wari error", [ALICE], error(
+        "Wari has no parameter '-pits=6'.",
+        "Parameters of Wari: -nagtime=DURATION|off, -forfeittime=DURATION|off. Send 'wari help' for their meaning.",
+        f"> Subject: wari challenge alice {MASK} bob -pits=6"))
     assert game_count(server) == 0
 
 
-def test_wari_parameter_error_says_it_takes_none(server):
+def test_wari_takes_the_deadline_parameters(server):
     server.signup("alice", "bob")
-    reply = server.one(ALICE, "wari challenge alice alice-pw bob -pits=6")
-    assert "Parameters of Wari: none." not in reply.body
-    assert "for their meaning" not in reply.body
+    reply = server.one(ALICE, "wari challenge alice alice-pw bob -forfeittime=x")
+    assert (reply.subject, body_of(reply)) == ("Wari error", error(
+        "-forfeittime must be a duration such as 72h or 3d, not 'x'.",
+        "Send: wari challenge USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]",
+        f"> Subject: wari challenge alice {MASK} bob -forfeittime=x"))
+    assert game_count(server) == 0
+    replies = server.send(ALICE, "wari challenge alice alice-pw bob -forfeittime=2d -NAGTIME=off")
+    assert [(r.subject, r.to, body_of(r)) for r in replies] == [
+        ("New Wari Board 101 alice", [ALICE], summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6),
+                                                      title="Wari", deadline=forfeits("alice", sent(4), timedelta(days=2)))),
+        ("New Wari Board 101 alice", [BOB], summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6),
+                                                    title="Wari", deadline=forfeits("alice", sent(4), timedelta(days=2)))),
+    ]
+    with server.sessions() as session:
+        record = find_game(session, "wari", 101)
+        assert (record.nag_after, record.forfeit_after) == (0, 2 * 86400)
 
 
 @pytest.mark.parametrize("subject, problem", [
@@ -396,13 +460,16 @@ def test_move_sends_the_new_board_to_both_players(server):
     server.send(ALICE, "superwari challenge alice alice-pw bob", "Good luck!")
     replies = server.send(ALICE, "superwari move 101 alice alice-pw C", "Take that.\n")
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("Super-Wari Board 101 bob", [ALICE], AFTER_C_ALICE),
-        ("Super-Wari Board 101 bob", [BOB], AFTER_C_BOB),
+        ("Super-Wari Board 101 bob **", [ALICE], AFTER_C_ALICE),
+        ("Super-Wari Board 101 bob **", [BOB], AFTER_C_BOB),
     ]
     replies = server.send(BOB, "superwari move 101 bob bob-pw c")
+    deadline = forfeits("alice", sent(5))
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("Super-Wari Board 101 alice", [ALICE], SHOW_2),
-        ("Super-Wari Board 101 alice", [BOB], SHOW_2_BOB),
+        ("Super-Wari Board 101 alice", [ALICE], summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES,
+                                                        deadline=deadline)),
+        ("Super-Wari Board 101 alice", [BOB], summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES,
+                                                      deadline=deadline)),
     ]
 
 
@@ -545,7 +612,7 @@ def test_illegal_move_problem_is_a_sentence(game):
 
 
 STARVING_BOARD = summary("It is alice's turn.", drawing("bob", [0, 2, 2, 2], "alice", [3, 1, 3, 3]),
-                         "     alice  bob\n  1. b      d\n")
+                         "     alice  bob\n  1. b      d\n", deadline=forfeits("alice", sent(5)))
 
 
 @pytest.fixture
@@ -600,9 +667,23 @@ def test_move_written_in_the_body_of_a_reply_to_the_board_mail(game):
     quoted = "\n".join("> " + line for line in SHOW_2_BOB.split("\n"))
     replies = game.send(ALICE, "Re: Super-Wari Board 101 alice",
                         f"superwari move 101 alice alice-pw a #3\nYour turn!\n\nOn Sunday, pbmserv wrote:\n{quoted}\n")
-    assert [r.subject for r in replies] == ["Super-Wari Board 101 bob"] * 2
+    assert [r.subject for r in replies] == ["Super-Wari Board 101 bob **"] * 2
     assert body_of(replies[1]).endswith("\nalice writes:\nYour turn!\n")
     assert MASK not in replies[1].body and "alice-pw" not in replies[1].body
+
+
+@pytest.mark.parametrize("comment, mark", [
+    ("Goodbye.\n", " **"),
+    ("Your turn.\n", " **"),
+    ("alice\n", ""),  # a signature: the author's userid
+    ("Cheers,\nalice\n", ""),
+    ("Sent from my iPhone\n", ""),
+    ("Regards\n", ""),
+])
+def test_a_real_comment_marks_the_subject(game, comment, mark):
+    replies = game.send(ALICE, "superwari move 101 alice alice-pw a", comment)
+    assert [r.subject for r in replies] == [f"Super-Wari Board 101 bob{mark}"] * 2
+    assert body_of(replies[0]).endswith("\nalice writes:\n" + comment)
 
 
 def test_a_move_mail_delivered_twice_plays_once(game):
@@ -636,8 +717,9 @@ def test_show_after_n_moves(game):
     for command in ("superwari show 101 #1", "superwari show 101#1"):
         assert body_of(game.one(ALICE, command)) == one
     assert body_of(game.one(ALICE, "superwari show 101 #1 legal")) == one + "\nLegal moves for bob: a, b, c, d, e, f, g, h\n"
-    assert body_of(game.one(ALICE, "superwari show 101#2")) == SHOW_2.replace(
-        "It is alice's turn.\n", "It is alice's turn.\nPosition after move 2 of 2.\n")
+    # an old position, even the current one, has no deadline
+    assert body_of(game.one(ALICE, "superwari show 101#2")) == summary(
+        "It is alice's turn.", BOARD_2_ALICE, TWO_MOVES, note="Position after move 2 of 2.")
 
 
 def test_show_of_an_old_position_keeps_the_boards_current_subject(game):
@@ -694,8 +776,8 @@ def test_resign_ends_the_game(game):
     comments = "alice writes:\nWell played.\n"
     note = "alice resigned."
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
-        ("Super-Wari Board 101", [ALICE], summary("Game won by bob.", BOARD_2_ALICE, table, note, comments)),
-        ("Super-Wari Board 101", [BOB], summary("Game won by bob.", BOARD_2_BOB, table, note, comments)),
+        ("Super-Wari Board 101 **", [ALICE], summary("Game won by bob.", BOARD_2_ALICE, table, note, comments)),
+        ("Super-Wari Board 101 **", [BOB], summary("Game won by bob.", BOARD_2_BOB, table, note, comments)),
     ]
     with game.sessions() as session:
         record = find_game(session, "superwari", 101)

@@ -112,8 +112,8 @@ def test_a_duplicate_sent_twice_over_smtp_is_played_once(running):
         running.send(message)
     running.replies(6)
     time.sleep(0.3)  # nothing more may come
-    assert [r["Subject"] for r in read_maildir(running.maildir)] == [
-        "pbmserv signup", "pbmserv signup", "New Super-Wari Board 101 alice", "New Super-Wari Board 101 alice",
+    assert [r["Subject"] for r in read_maildir(running.maildir)] == [  # the challenge says "Good luck!"
+        "pbmserv signup", "pbmserv signup", "New Super-Wari Board 101 alice **", "New Super-Wari Board 101 alice **",
         "Super-Wari Board 101 bob", "Super-Wari Board 101 bob"]
     with running.sessions() as session:
         assert session.scalars(select(Inbound.status)).all() == ["done"] * 4
