@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, object_session
 
 from .clocks import FORFEIT, Deadline, clock_deadlines, turn_clocks
 from .config import Config
+from .ratings import rate
 from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
 from .mail.outbound import Mail
@@ -60,44 +61,65 @@ def current_state(record: GameRecord) -> State:
     return engine_of(record).restore(record.state)
 
 
+UNDO, DRAW = "undo", "draw"  # logged outcomes of votes: moves taken back, a draw agreed
+
+
+def standing(moves: list[Move]) -> list[Move]:
+    """The logged actions still in force: an `undo` row takes back every action from
+    the one it names (`move` holds its number) up to itself."""
+    kept: list[Move] = []
+    for move in moves:
+        if move.kind == UNDO:
+            kept = [m for m in kept if m.number < int(move.move)]
+        else:
+            kept.append(move)
+    return kept
+
+
 def replay(record: GameRecord, upto: int | None = None) -> State:
     """The position after the first `upto` logged actions (all of them by default)."""
     game = engine_of(record)
     state = game.setup(len(record.seats), record.params, record.setup_chance)
-    for move in record.moves[:upto]:
+    for move in standing(record.moves[:upto]):
         apply_logged(game, state, move.kind, move.seat, move.move, move.chance)
     return state
 
 
 def apply_logged(game: Game, state: State, kind: str, seat: int, move: str, chance) -> None:
     """One action of the log: a move, a resignation or forfeit, or a deadline passing
-    (seat -1)."""
+    (seat -1). A draw agreed changes no position."""
     if kind in ("resign", FORFEIT):
         game.resign(state, seat)
     elif kind == "timeout":
         game.timeout(state, move)
-    else:
+    elif kind != DRAW:
         game.apply(state, seat, move, chance)
 
 
 def record_action(session: Session, record: GameRecord, state: State, seat: int, kind: str,
-                  move: str, comment: str, now: datetime, inbound_id: int | None) -> None:
-    """Apply a checked move (a resignation, a forfeit, a timeout) to `state` and append
-    it to the log."""
+                  move: str, comment: str, now: datetime, inbound_id: int | None, auto: bool = False) -> State:
+    """Apply a checked move (a resignation, a forfeit, a timeout, a vote's outcome) to
+    `state` and append it to the log; the position after it (a new one after an undo).
+    A board that ends is rated (`ratings.rate`)."""
     game = engine_of(record)
     number = len(record.moves) + 1
     chance = game.draw(state, seat, move, seeded_rng(record.seed, number)) if kind == "move" else None
-    apply_logged(game, state, kind, seat, move, chance)
-    record.moves.append(Move(number=number, seat=seat, kind=kind, move=move, chance=chance,
+    if kind != UNDO:
+        apply_logged(game, state, kind, seat, move, chance)
+    record.moves.append(Move(number=number, seat=seat, kind=kind, move=move, chance=chance, auto=auto,
                              comment=comment, inbound_id=inbound_id, created_at=now))
+    if kind == UNDO:
+        state = replay(record)
     record.state = game.serialise(state)
     record.updated_at = now
-    outcome = game.result(state)
+    outcome = Outcome(tie=True) if kind == DRAW else game.result(state)
     if outcome is not None:
         record.status = "finished"
-        record.result = status_line(record, state)
+        record.result = "Draw agreed: the game is a tie." if kind == DRAW else status_line(record, state)
+        rate(session, record, outcome)
     refresh_timers(record, state, now, actor=seat if seat >= 0 else None)
     session.flush()
+    return state
 
 
 def refresh_timers(record: GameRecord, state: State, now: datetime, actor: int | None = None) -> None:
@@ -183,23 +205,24 @@ def subject(record: GameRecord, state: State, new: bool = False) -> str:
     return ("New " if new else "") + " ".join(words)
 
 
-def recent_moves(record: GameRecord, limit: int, upto: int | None = None,
+def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
                  viewer: int | None = None) -> list[tuple[int, list[str]]]:
-    """The move log in rows of one action per seat, numbered, the last `limit` rows, as
-    `viewer` may read it."""
+    """The move log in rows of one action per seat, numbered, the last `limit` rows (all
+    for None), as `viewer` may read it."""
     game = engine_of(record)
     players = names(record)
     rows: list[tuple[int, list[str]]] = []
     last_seat = None
-    for move in record.moves[:upto]:
-        if move.seat < 0:  # deadlines are not a seat's move
+    for move in standing(record.moves[:upto]):
+        if move.seat < 0 or move.kind == DRAW:  # deadlines and votes are not a seat's move
             continue
         if not rows or last_seat is None or move.seat <= last_seat:
             rows.append((len(rows) + 1, [""] * len(record.seats)))
         shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)
+        shown += " (auto)" if move.auto else ""
         rows[-1][1][move.seat] = fill_seats(shown, players)
         last_seat = move.seat
-    return rows[-limit:] if limit else []
+    return rows if limit is None else rows[-limit:] if limit else []
 
 
 def when(moment: datetime) -> str:
@@ -218,11 +241,22 @@ def deadline_lines(record: GameRecord, now: datetime) -> list[str]:
         lines.append(f"Next deadline: {when(first.due)} ({first.name}).")
     lines += [f"{players[d.seat]} forfeits if no move by {when(d.due)}."
               for d in sorted(clock_deadlines(record), key=Deadline.order) if d.name == FORFEIT]
+    if record.vote:
+        lines.append(vote_line(record))
     away = [f"{seat.user.userid} until {when(until)}" for seat in record.seats
             if (until := away_until(seat.user, now)) is not None]
     if away:
         lines.append(f"On vacation: {', '.join(away)}.")
     return lines
+
+
+def vote_line(record: GameRecord) -> str:
+    """The vote in progress, as every board mail shows it."""
+    players = names(record)
+    vote = record.vote
+    what = "a draw" if vote["kind"] == DRAW else f"to take back the moves from move {vote['move']} on"
+    waiting = [players[s] for s in range(len(players)) if s != vote["by"] and s not in vote["accepted"]]
+    return f"Vote: {players[vote['by']]} proposes {what}; waiting for {', '.join(waiting)} to accept or reject."
 
 
 def away_until(user: User, now: datetime) -> datetime | None:
@@ -235,7 +269,9 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     """The body of a board mail as seat `viewer` (None: the public) sees it at `now`."""
     game = engine_of(record)
     players = names(record)
-    rows = recent_moves(record, config.limits.recent_moves, upto, viewer)
+    # the last few moves while the game runs; once it is over, the whole game
+    limit = config.limits.recent_moves if record.status == "active" or upto is not None else None
+    rows = recent_moves(record, limit, upto, viewer)
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."

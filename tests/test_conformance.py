@@ -199,3 +199,12 @@ def test_a_game_with_timers_of_its_own_says_so(name):
     a game that overrides `timers` must declare `own_deadlines`, and the reverse."""
     game = games()[name]
     assert game.own_deadlines == (type(game).timers is not Game.timers)
+
+
+@pytest.mark.parametrize("name", sorted(games()))
+def test_chance_and_hidden_information_are_declared(name):
+    """`undo` is offered only where neither holds, so the flags must be true to the code."""
+    game = games()[name]
+    rolls = type(game).draw is not Game.draw or type(game).initial_chance is not Game.initial_chance
+    assert game.has_chance == rolls
+    assert game.hidden_information == (type(game).resample_hidden is not Game.resample_hidden)

@@ -48,9 +48,9 @@ def test_status_lines_and_subjects(monkeypatch, acting, outcome, status, subject
 
 
 def test_recent_moves_start_a_new_row_when_a_seat_acts_again(monkeypatch):
-    moves = [SimpleNamespace(seat=s, kind=k, move=m) for s, k, m in
+    moves = [SimpleNamespace(number=n, seat=s, kind=k, move=m, auto=False) for n, (s, k, m) in enumerate(
              [(0, "move", "a"), (1, "move", "b"), (-1, "timeout", "round 1"), (2, "move", "c"),
-              (0, "move", "d"), (2, "move", "e"), (1, "resign", "resign"), (0, "move", "f")]]
+              (0, "move", "d"), (2, "move", "e"), (1, "resign", "resign"), (0, "move", "f")], start=1)]
     record = board(monkeypatch, set())
     record.moves = moves
     assert play.recent_moves(record, 10, viewer=1) == [(1, ["a", "b", "c"]), (2, ["d", "", "e"]),
@@ -61,8 +61,8 @@ def test_recent_moves_start_a_new_row_when_a_seat_acts_again(monkeypatch):
 
 def test_moves_read_as_each_viewer_may_read_them_with_userids_for_seats(monkeypatch):
     record = board(monkeypatch, set())
-    record.moves = [SimpleNamespace(seat=0, kind="move", move="give {seat2} W"),
-                    SimpleNamespace(seat=1, kind="move", move="search stock F")]
+    record.moves = [SimpleNamespace(number=1, seat=0, kind="move", move="give {seat2} W", auto=False),
+                    SimpleNamespace(number=2, seat=1, kind="move", move="search stock F", auto=False)]
     assert play.recent_moves(record, 10, viewer=1) == [(1, ["give cid W", "search stock F", ""])]
     assert play.recent_moves(record, 10, viewer=0) == [(1, ["give cid W", "(sealed)", ""])]
     assert play.recent_moves(record, 10) == [(1, ["give cid W", "(sealed)", ""])]

@@ -17,7 +17,7 @@ from ..store.models import GameRecord, User
 from ..store.repo import find_game, find_user, rate_limited, running_games
 from .account import check_password, mailed_token, token_hash
 from .base import Command, CommandError, Context, authenticate, command
-from .game import resign
+from .boards import resign
 
 log = logging.getLogger(__name__)
 

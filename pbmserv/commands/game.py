@@ -6,80 +6,15 @@ from __future__ import annotations
 import re
 
 from ..clocks import clock_params
-from ..games import Game, State
-from ..games.base import fill_seats, seats_for_names
-from ..play import (board_mails, board_text, current_state, names, record_action, replay, seat_of,
-                    start_game, status_line, subject)
-from ..store.models import GameRecord, User
-from ..store.repo import find_game, find_user, games_of_type
+from ..games import Game
+from ..play import board_text, current_state, names, replay, start_game, status_line, subject
 from ..render import render
+from ..store.repo import find_user, games_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
+from .boards import check_active, load_board, load_player, play_move, resign, send_boards
 
 GUARD = re.compile(r"^(?P<move>.*?)\s*#(?P<number>\d+)$", re.DOTALL)
-
-
-def board_number(text: str, game: Game) -> int:
-    if not text.isdigit() or len(text) > 9:
-        raise CommandError(f"'{text}' is not a board number.",
-                           f"Board numbers are whole numbers such as 101; send '{game.name} games' for the boards.")
-    return int(text)
-
-
-def load_board(ctx: Context, game: Game, text: str) -> GameRecord:
-    record = find_game(ctx.session, game.name, board_number(text, game))
-    if record is None:
-        raise CommandError(f"There is no {game.title} board {text}.",
-                           f"Send '{game.name} games' for the boards.")
-    ctx.board = record
-    return record
-
-
-def load_player(ctx: Context, game: Game, board: str, userid: str, password: str) -> tuple[GameRecord, User, int]:
-    """The board, the authenticated user and their seat on it, or the error saying which is wrong."""
-    record = load_board(ctx, game, board)
-    user = authenticate(ctx, userid, password)
-    seat = seat_of(record, user)
-    if seat is None:
-        raise CommandError(
-            f"{user.userid} does not play on {game.title} board {record.board}; its players are {', '.join(names(record))}.",
-            "Check the board number and the userid.", board=record)
-    return record, user, seat
-
-
-def check_active(record: GameRecord, game: Game, user: User) -> None:
-    if record.status != "active":
-        raise CommandError(f"{game.title} board {record.board} is over: {record.result}",
-                           f"Start a new game with: {game.name} challenge USERID PASSWORD OPPONENT",
-                           board=record, viewer=user)
-
-
-def send_boards(ctx: Context, record: GameRecord, state: State, actor: User, comments: list[tuple[str, str]],
-                new: bool = False, note: str = "", private: frozenset[int] | None = None) -> None:
-    """Board mails to every player; the actor's copy also to the address the command
-    came from."""
-    ctx.notices += board_mails(ctx.config, record, state, comments, ctx.now, new=new, note=note, private=private,
-                               extra={seat_of(record, actor): ctx.mail.reply_to})
-
-
-def resign(ctx: Context, record: GameRecord, user: User, seat: int) -> None:
-    """Log `user`'s resignation on a running board and mail every player the result."""
-    state = current_state(record)
-    record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
-    send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=f"{user.userid} resigned.")
-
-
-LISTED_MOVES = 24  # more legal moves than this are summarised, not listed in an error
-
-
-def legal_hint(game: Game, record: GameRecord, state: State, seat: int) -> str:
-    moves = game.legal_moves(state, seat)
-    if moves and len(moves) <= LISTED_MOVES:
-        return f"MOVE is one of: {', '.join(moves)}."
-    hint = f"MOVE is {game.move_syntax}"
-    if moves:
-        hint += f" ({len(moves)} legal moves: send '{game.name} show {record.board} legal' for the list)"
-    return hint
 
 
 @command
@@ -179,22 +114,7 @@ class MoveCommand(GameCommand):
                     f"Move {text} received as move #{int(guard['number'])}, but the next move on board {record.board} is #{next_number}.",
                     "Look at the board below, then send your move again with the right number or none.",
                     board=record, viewer=user)
-        if game.names_in_moves:
-            text = seats_for_names(text, names(record))
-        state = current_state(record)
-        if seat not in game.to_act(state):
-            raise CommandError(f"It is not {user.userid}'s turn on board {record.board}. {status_line(record, state)}",
-                               "Wait for the board mail that says it is your turn.", board=record, viewer=user)
-        verdict = game.check(state, seat, text)
-        if not verdict.ok:
-            reason = fill_seats(verdict.error, names(record)).rstrip(".")
-            raise CommandError(f"Move {text} is not legal on board {record.board}: {reason}.",
-                               f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
-                               f"where {legal_hint(game, record, state, seat)}", board=record, viewer=user)
-        private = game.private_to(state, seat, verdict.move)  # asked before the move changes the state
-        record_action(ctx.session, record, state, seat, "move", verdict.move, ctx.comment, ctx.now, ctx.inbound_id)
-        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], private=private)
-        return f"Move {verdict.move} played on {game.title} board {record.board}."
+        return play_move(ctx, game, record, user, seat, text)
 
 
 @command

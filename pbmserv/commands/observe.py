@@ -12,7 +12,7 @@ from ..render import render
 from ..store.models import GameRecord, Subscription, User
 from .account import relay_text
 from .base import CommandError, Context, GameCommand, authenticate, command
-from .game import load_board
+from .boards import load_board
 
 
 def subscription(record: GameRecord, user: User) -> Subscription | None:

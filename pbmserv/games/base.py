@@ -166,6 +166,9 @@ class Game:
     template: ClassVar[str]  # board template under templates/games/
     names_in_moves: ClassVar[bool] = False  # moves name players: the server turns userids into {seatN}
     own_deadlines: ClassVar[bool] = False  # the engine times its players (`timers`): no server nag or forfeit
+    can_tie: ClassVar[bool] = False  # a game can end in a tie: players may `propose` a draw
+    has_chance: ClassVar[bool] = False  # `initial_chance` or `draw` deal or roll something
+    hidden_information: ClassVar[bool] = False  # views differ by seat; no `undo` where this or chance holds
 
     # --- set-up -------------------------------------------------------------------
     def initial_chance(self, players: int, params: dict[str, int], rng: random.Random) -> Any:

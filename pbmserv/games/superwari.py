@@ -105,6 +105,7 @@ class SuperWari(Game):
 
     name: ClassVar[str] = "superwari"
     title: ClassVar[str] = "Super-Wari"
+    can_tie: ClassVar[bool] = True  # equal captures at the end
     params: ClassVar[tuple[Param, ...]] = (
         Param("pits", 8, 4, 10, "pits on each side"),
         Param("stones", 3, 1, 6, "stones in each pit at the start"),

@@ -213,6 +213,8 @@ class Survive(Game):
     max_players: ClassVar[int] = 7
     names_in_moves: ClassVar[bool] = True
     own_deadlines: ClassVar[bool] = True
+    has_chance: ClassVar[bool] = True
+    hidden_information: ClassVar[bool] = True
     params: ClassVar[tuple[Param, ...]] = (
         DurationParam("deadline", 72 * 3600, 3600, 30 * 86400, "time for each phase, from its start"),
         DurationParam("window", 24 * 3600, 600, 7 * 86400, "time to answer a weapon play"),

@@ -10,6 +10,7 @@ from sqlalchemy import (
     JSON,
     Boolean,
     DateTime,
+    Float,
     ForeignKey,
     Index,
     Integer,
@@ -107,6 +108,9 @@ class GameRecord(Base):
     nag_after: Mapped[int] = mapped_column(Integer, default=0)
     forfeit_after: Mapped[int] = mapped_column(Integer, default=0)
     clocks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
+    # A vote in progress (`propose` a draw, `undo`): {"kind": "draw" | "undo", "by": seat,
+    # "accepted": [seats], "move": number of the first move taken back (undo)}.
+    vote: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat"
     )
@@ -138,12 +142,13 @@ class Move(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
     number: Mapped[int] = mapped_column(Integer)
     seat: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))  # move | resign | forfeit | timeout
+    kind: Mapped[str] = mapped_column(String(16))  # move | resign | forfeit | timeout | undo | draw | decline
     move: Mapped[str] = mapped_column(Text)
     chance: Mapped[Any] = mapped_column(JSON, nullable=True)
     comment: Mapped[str] = mapped_column(Text, default="")
     inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"), nullable=True)
     created_at: Mapped[datetime] = mapped_column(DateTime)
+    auto: Mapped[bool] = mapped_column(Boolean, default=False)  # a queued move played when its turn came
     game: Mapped[GameRecord] = relationship(back_populates="moves")
 
 
@@ -166,6 +171,47 @@ class Subscription(Base):
     id: Mapped[int] = mapped_column(primary_key=True)
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    user: Mapped[User] = relationship()
+
+
+class PendingMove(Base):
+    """A move waiting: `queue` (played when the seat's turn comes, if still legal) or
+    `submit` (played when the player sends `confirm`). One of each kind per seat."""
+
+    __tablename__ = "pending_moves"
+    __table_args__ = (UniqueConstraint("game_id", "seat", "kind", name="uq_pending_moves_game_seat_kind"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    game_id: Mapped[int] = mapped_column(ForeignKey("games.id"), index=True)
+    seat: Mapped[int] = mapped_column(Integer)
+    kind: Mapped[str] = mapped_column(String(16))  # queue | submit
+    move: Mapped[str] = mapped_column(Text)
+    comment: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+
+
+class Preference(Base):
+    """What a user accepts of one game type: `refuse` all challenges, or at most
+    `limit` running games that others start with them (None: no limit)."""
+
+    __tablename__ = "preferences"
+    __table_args__ = (UniqueConstraint("user_id", "game_type", name="uq_preferences_user_game"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    game_type: Mapped[str] = mapped_column(String(32))
+    refuse: Mapped[bool] = mapped_column(Boolean, default=False)
+    limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class Rating(Base):
+    """A user's Elo rating in one two-player game type, and the rated games behind it."""
+
+    __tablename__ = "ratings"
+    __table_args__ = (UniqueConstraint("user_id", "game_type", name="uq_ratings_user_game"),)
+    id: Mapped[int] = mapped_column(primary_key=True)
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    game_type: Mapped[str] = mapped_column(String(32))
+    rating: Mapped[float] = mapped_column(Float)
+    games: Mapped[int] = mapped_column(Integer, default=0)
     user: Mapped[User] = relationship()
 
 
