@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, object_session
 from .clocks import FORFEIT, Deadline, clock_deadlines, turn_clocks
 from .config import Config
 from .ratings import rate
+from .replyto import reply_address
 from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
 from .mail.outbound import Mail
@@ -306,7 +307,8 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
     """One board mail to every player, each from that player's own side, to all their
     addresses (and `extra[seat]`, an unregistered address the seat's command came
     from), and one to each observer, as the public sees it. Comments on a private
-    action go only to the seats in `private`."""
+    action go only to the seats in `private`. A player's mail has a Reply-To of its own
+    (`replyto.py`): an answer holding just the next move plays it."""
     mail_subject = subject(record, state, new=new)
     players = {seat.user_id for seat in record.seats}
     readers: list[tuple[int | None, list[str]]] = []
@@ -322,5 +324,6 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
     for viewer, to in readers:
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
-        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=note)))
+        reply_to = reply_address(config, record, viewer) if viewer is not None else None
+        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=note), reply_to))
     return mails

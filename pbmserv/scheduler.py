@@ -21,6 +21,7 @@ from .config import Config
 from .mail.outbound import Mail, queue_mails
 from .play import (board_mails, board_text, current_state, engine_of, next_deadline, record_action, set_due,
                    when)
+from .replyto import reply_address
 from .store.models import GameRecord, Setting
 
 log = logging.getLogger(__name__)
@@ -75,7 +76,9 @@ def nag(session: Session, config: Config, record: GameRecord, deadline: Deadline
     title = engine_of(record).title
     body = board_text(config, record, current_state(record), deadline.seat, deadline.due, note=note)
     log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
-    queue_mails(session, config, [Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body)],
+    mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body,
+                reply_address(config, record, deadline.seat))
+    queue_mails(session, config, [mail],
                 f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
 
 

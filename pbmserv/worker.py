@@ -18,10 +18,11 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
                             takes_text)
+from .commands.boards import play_by_reply
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, queue_mails
-from .mail.parse import CommandLine, ParsedMail, parse_message
+from .mail.parse import CommandLine, ParsedMail, parse_message, strip_subject
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
 from .store.models import Inbound
@@ -32,6 +33,7 @@ from .store.repo import clear_bounces, count_bounces, is_registered_address, rat
 log = logging.getLogger(__name__)
 
 MASK = "********"
+BOARD_SUBJECT = re.compile(r"(nag:\s*)?(new\s+)?\S+\s+board\s+\d+\b", re.IGNORECASE)  # the subjects of board mails
 RETRIES = 3  # attempts for a mail that lost a race with another writer
 
 
@@ -107,7 +109,10 @@ class Handler:
         self.secrets = self.passwords_in(mail)
         self.registered = is_registered_address(self.session, mail.sender)
         limit = self.config.limits.commands_per_mail
-        if not mail.commands:
+        token = self.reply_token()
+        if token is not None and not mail.commands:
+            self.run_reply(token)
+        elif not mail.commands:
             self.error_reply("pbmserv error", CommandError(
                 "Your mail holds no command: its Subject is not one, and no line of its body is one.",
                 "Put one command in the Subject, or one command a line in the body; send 'help' for the commands."),
@@ -122,28 +127,59 @@ class Handler:
     # --- running commands ------------------------------------------------------------
     def run(self, line: CommandLine) -> tuple[Context, str | CommandError]:
         """Run one command line inside a savepoint: an error undoes all it changed."""
-        ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
-                      comment=self.mask(line.relay or self.mail.comment))  # it goes to others
-        savepoint = self.session.begin_nested()
-        found = None
-        try:
+        def action(ctx: Context) -> str:
             found = resolve(line.words)
             if found is None:
                 raise CommandError(f"'{line.words[0]}' is not a command.",
                                    "Send 'help' for the commands and 'list' for the games.")
-            cmd, game, args = found
-            cmd.check_arity(args, game)
-            summary = cmd.run(ctx, args, game) if game is not None else cmd.run(ctx, args)
+            cmd, ctx.game, args = found
+            cmd.check_arity(args, ctx.game)
+            return cmd.run(ctx, args, ctx.game) if ctx.game is not None else cmd.run(ctx, args)
+        return self.attempt(action, line.relay or self.mail.comment)
+
+    def attempt(self, action: Callable[[Context], str], comment: str) -> tuple[Context, str | CommandError]:
+        """Run `action` inside a savepoint: an error undoes all it changed."""
+        ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
+                      comment=self.mask(comment))  # it goes to others
+        savepoint = self.session.begin_nested()
+        try:
+            summary = action(ctx)
         except CommandError as error:
             savepoint.rollback()
             self.session.add_all(ctx.after_error)
-            if found is not None and error.game is None:
-                error.game = found[1]
+            if error.game is None:
+                error.game = ctx.game
             if error.board is None:
                 error.board = ctx.board
             return ctx, error
         savepoint.commit()
         return ctx, summary
+
+    def reply_token(self) -> str | None:
+        """The token of a reply-to-play address (`pbmserv+TOKEN@domain`) the mail was
+        sent to, if any."""
+        local, _, domain = self.config.server.address.lower().rpartition("@")
+        for address in self.mail.recipients:
+            name, _, host = address.lower().rpartition("@")
+            base, plus, token = name.partition("+")
+            if plus and token and base == local and host == domain:
+                return token
+        return None
+
+    def run_reply(self, token: str) -> None:
+        """A mail to a reply-to-play address holding no command: its move is the
+        Subject (unless that is the board mail's own), or else the first line of the body."""
+        subject = strip_subject(self.mail.subject)
+        lines = self.mail.comment.split("\n")
+        if subject and not BOARD_SUBJECT.match(subject):
+            move, comment = subject, self.mail.comment
+        else:
+            move, comment = lines[0].strip(), "\n".join(lines[1:]).strip("\n")
+        ctx, outcome = self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment)
+        if isinstance(outcome, CommandError):
+            self.error_reply(self.error_subject(outcome), outcome, quoted_line=move)
+            return
+        self.outgoing += ctx.replies + ctx.notices
 
     def run_single(self, line: CommandLine) -> None:
         ctx, outcome = self.run(line)

@@ -52,6 +52,7 @@ class Context:
     inbound_id: int
     comment: str = ""  # the text that goes out with the board (or relayed by `message`)
     board: Any = None  # the GameRecord the command is about, once known: errors show it
+    game: Game | None = None  # the game a game command is about: its errors' subjects name it
     after_error: list[Any] = field(default_factory=list)  # rows to keep even when the command fails
     replies: list[Mail] = field(default_factory=list)  # answers to the sender
     notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
-from ..play import board_mails, current_state, names, record_action, seat_of, status_line
+from ..mail.outbound import Mail
+from ..play import (board_mails, board_text, current_state, engine_of, names, record_action, seat_of, status_line,
+                    subject)
+from ..replyto import reply_address, token_seat
 from ..store.models import GameRecord, User
 from ..store.repo import find_game
 from .base import CommandError, Context, authenticate
@@ -97,5 +100,54 @@ def play_move(ctx: Context, game: Game, record: GameRecord, user: User, seat: in
     state, move = checked_move(ctx, game, record, user, seat, text)
     private = game.private_to(state, seat, move)  # asked before the move changes the state
     record_action(ctx.session, record, state, seat, "move", move, ctx.comment, ctx.now, ctx.inbound_id)
+    record.pending = [p for p in record.pending if not (p.seat == seat and p.kind == "submit")]  # now stale
     send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], private=private)
+    play_queued(ctx, game, record)
     return f"Move {move} played on {game.title} board {record.board}."
+
+
+def play_queued(ctx: Context, game: Game, record: GameRecord) -> None:
+    """Play the queued moves (`GAME queue`) whose turn has come, one after another:
+    each if it is legal now, marked (auto); if not, its player is told and it is
+    dropped."""
+    while record.status == "active":
+        state = current_state(record)
+        waiting = game.to_act(state)
+        pending = next((p for p in record.pending if p.kind == "queue" and p.seat in waiting), None)
+        if pending is None:
+            return
+        record.pending.remove(pending)
+        user = record.seats[pending.seat].user
+        verdict = game.check(state, pending.seat, pending.move)
+        if not verdict.ok:
+            reason = fill_seats(verdict.error, names(record)).rstrip(".")
+            note = (f"Your queued move {fill_seats(pending.move, names(record))} could not be played: {reason}. "
+                    "It is your turn: send your move.")
+            ctx.notices.append(Mail(user.emails, subject(record, state),
+                                    board_text(ctx.config, record, state, pending.seat, ctx.now, note=note),
+                                    reply_address(ctx.config, record, pending.seat)))
+            continue
+        private = game.private_to(state, pending.seat, verdict.move)
+        record_action(ctx.session, record, state, pending.seat, "move", verdict.move, pending.comment, ctx.now,
+                      ctx.inbound_id, auto=True)
+        ctx.notices += board_mails(ctx.config, record, state, [(user.userid, pending.comment)], ctx.now,
+                                   note=f"{user.userid}'s queued move was played (auto).", private=private)
+
+
+def play_by_reply(ctx: Context, token: str, text: str) -> str:
+    """Play `text` as the move of the player whose reply-to-play token this is."""
+    found = token_seat(ctx.session, ctx.config, token)
+    if found is None:
+        raise CommandError("This reply address plays on no board: the player's password changed since the board "
+                           "mail was sent, or the address is not one of ours.",
+                           "Send the move with your password: GAME move BOARD USERID PASSWORD MOVE")
+    record, seat = found
+    ctx.board, ctx.game = record, engine_of(record)
+    user = record.seats[seat].user
+    if user.disabled:
+        raise CommandError(f"The account {user.userid} is closed.", "Write to the server's admins.")
+    check_active(record, ctx.game, user)
+    if not text:
+        raise CommandError("Your reply holds no move.",
+                           f"Answer the board mail with just your move: {ctx.game.move_syntax}", board=record, viewer=user)
+    return play_move(ctx, ctx.game, record, user, seat, text)

@@ -42,6 +42,7 @@ class Mail:
     to: list[str]
     subject: str
     body: str
+    reply_to: str | None = None  # a board mail's reply-to-play address (replyto.py)
 
 
 def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, now: datetime,
@@ -55,13 +56,13 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
             continue
         message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
         body = render("frame.txt", body=mail.body, address=config.server.address)
-        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to)
+        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to)
         session.add(Outbound(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
                              status="queued", attempts=0, error="", created_at=now))
 
 
 def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
-            in_reply_to: str | None) -> bytes:
+            in_reply_to: str | None, reply_to: str | None = None) -> bytes:
     """A plain-text reply, threaded to the command mail, marked as automatic."""
     message = EmailMessage(policy=default_policy)
     message["From"] = config.server.address
@@ -69,6 +70,8 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
     message["Subject"] = subject
     message["Date"] = email.utils.format_datetime(date.replace(tzinfo=timezone.utc))
     message["Message-ID"] = message_id
+    if reply_to:
+        message["Reply-To"] = reply_to
     if in_reply_to:
         message["In-Reply-To"] = in_reply_to
         message["References"] = in_reply_to

@@ -50,9 +50,12 @@ class ParsedMail:
     commands: list[CommandLine] = field(default_factory=list)
     comment: str = ""
     text: str = ""
+    recipients: list[str] = field(default_factory=list)  # To, Cc, Delivered-To, X-Original-To
 
 
 # --- headers ---------------------------------------------------------------
+
+RECIPIENT_HEADERS = ("To", "Cc", "Delivered-To", "X-Original-To")
 
 # Reply/forward prefixes of the common mail clients, and list-style [tags].
 _SUBJECT_PREFIX = re.compile(r"^\s*(?:(?:re|fwd?|aw|wg|sv)\s*:|\[[^\]]*\])\s*", re.IGNORECASE)
@@ -354,6 +357,8 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
         parsed.message_id = _message_id(msg)
         parsed.date = header_date(msg)
+        parsed.recipients = [address for name in RECIPIENT_HEADERS
+                             for _, address in email.utils.getaddresses([header_text(msg, name)]) if "@" in address]
         lines = clean_lines(body_text(msg))
         parsed.text = "\n".join(lines)
 

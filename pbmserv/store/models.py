@@ -118,6 +118,7 @@ class GameRecord(Base):
         back_populates="game", cascade="all, delete-orphan", order_by="Move.number"
     )
     subscriptions: Mapped[list[Subscription]] = relationship(cascade="all, delete-orphan", order_by="Subscription.id")
+    pending: Mapped[list[PendingMove]] = relationship(cascade="all, delete-orphan", order_by="PendingMove.id")
 
     __mapper_args__ = {"version_id_col": version}
 
