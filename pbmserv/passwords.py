@@ -12,8 +12,10 @@ _HASHERS = {
 }
 
 
-def hash_password(password: str, cost: str = "standard") -> str:
-    return _HASHERS[cost].hash(password)
+def hash_password(password: str, cost: str = "standard", salt: bytes | None = None) -> str:
+    """A new hash; `salt` is random unless given (replays give one derived from their
+    seed, so that what depends on the hash, such as reply-to-play tokens, repeats)."""
+    return _HASHERS[cost].hash(password, salt=salt)
 
 
 def verify_password(stored_hash: str, password: str) -> bool:

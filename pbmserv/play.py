@@ -117,6 +117,7 @@ def record_action(session: Session, record: GameRecord, state: State, seat: int,
     if outcome is not None:
         record.status = "finished"
         record.result = "Draw agreed: the game is a tie." if kind == DRAW else status_line(record, state)
+        record.vote = None  # nothing left to vote on
         rate(session, record, outcome)
     refresh_timers(record, state, now, actor=seat if seat >= 0 else None)
     session.flush()

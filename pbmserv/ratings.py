@@ -11,7 +11,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .games import Outcome
+from .games import Outcome, get_game
 from .store.models import GameRecord, Rating, User
 
 START, K, PROVISIONAL_GAMES = 1600.0, 32, 20
@@ -32,8 +32,8 @@ def expected(rating: float, other: float) -> float:
 
 def rate(session: Session, record: GameRecord, outcome: Outcome) -> None:
     """Update both players' ratings for a two-player game that ended with `outcome`."""
-    if len(record.seats) != 2 or not (outcome.tie or outcome.winners):
-        return
+    if get_game(record.game_type).max_players != 2 or not (outcome.tie or outcome.winners):
+        return  # only two-player game types are rated (a 2-player Survive board is not)
     first, second = (rating_of(session, seat.user, record.game_type) for seat in record.seats)
     score = 0.5 if outcome.tie else (1.0 if 0 in outcome.winners else 0.0)
     change = K * (score - expected(first.rating, second.rating))

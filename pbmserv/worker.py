@@ -18,11 +18,11 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
                             takes_text)
-from .commands.boards import play_by_reply
+from .commands.reply import play_by_reply
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, queue_mails
-from .mail.parse import CommandLine, ParsedMail, parse_message, strip_subject
+from .mail.parse import CommandLine, ParsedMail, parse_message, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
 from .store.models import Inbound
@@ -33,7 +33,7 @@ from .store.repo import clear_bounces, count_bounces, is_registered_address, rat
 log = logging.getLogger(__name__)
 
 MASK = "********"
-BOARD_SUBJECT = re.compile(r"(nag:\s*)?(new\s+)?\S+\s+board\s+\d+\b", re.IGNORECASE)  # the subjects of board mails
+BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subjects of board mails, after any prefix
 RETRIES = 3  # attempts for a mail that lost a race with another writer
 
 
@@ -170,11 +170,12 @@ class Handler:
         """A mail to a reply-to-play address holding no command: its move is the
         Subject (unless that is the board mail's own), or else the first line of the body."""
         subject = strip_subject(self.mail.subject)
-        lines = self.mail.comment.split("\n")
-        if subject and not BOARD_SUBJECT.match(subject):
-            move, comment = subject, self.mail.comment
+        body = unquoted_text(self.mail.text.split("\n"), is_body_command)
+        if subject and not BOARD_SUBJECT.search(subject):
+            move, comment = subject, body
         else:
-            move, comment = lines[0].strip(), "\n".join(lines[1:]).strip("\n")
+            first, _, comment = body.partition("\n")
+            move, comment = first.strip(), comment.strip("\n")
         ctx, outcome = self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment)
         if isinstance(outcome, CommandError):
             self.error_reply(self.error_subject(outcome), outcome, quoted_line=move)
@@ -260,9 +261,12 @@ class Handler:
                        for word in password_words(line.lstrip("> \t").split())}, key=len, reverse=True)
 
     def mask(self, text: str) -> str:
+        """`text` without the mail's passwords, nor any reply-to-play token (one plays
+        moves as a password would)."""
         for secret in self.secrets:
             text = re.sub(rf"(?<!\S){re.escape(secret)}(?!\S)", MASK, text)
-        return text
+        local = re.escape(self.config.server.address.rpartition("@")[0])
+        return re.sub(rf"\b({local})\+[^@\s]+@", rf"\1+{MASK}@", text, flags=re.IGNORECASE)
 
     def quote(self, text: str) -> str:
         return "\n".join(f"> {line}".rstrip() for line in self.mask(text).strip("\n").split("\n"))

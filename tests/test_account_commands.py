@@ -22,6 +22,8 @@ pbmserv, the play-by-email game server at pbmserv@localhost
 
 Send one command as the Subject of a mail, or one command a line in the body.
 Words in capitals are yours to fill in; [brackets] mark what may be left out.
+To move, you may simply answer a board mail with your move as its first line:
+its Reply-To address stands for your userid and password on that board.
 
 Account commands:
   help [TOPIC]
@@ -63,7 +65,7 @@ Game commands (GAME is the name of a game below):
   GAME challenge USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]
       start a game at once; you take the first seat
   GAME move BOARD USERID PASSWORD MOVE [#N]
-      make your move (#N: only if it is the N-th move on the board)
+      make your move, or vote (#N: only if it is the N-th move on the board)
   GAME show BOARD[#N] [legal]
       the board as everyone sees it (#N: after N moves; legal: the legal moves)
   GAME showas BOARD USERID PASSWORD
@@ -72,12 +74,32 @@ Game commands (GAME is the name of a game below):
       give up the game
   GAME games [USERID]
       the boards of this game, their players and status
+  GAME decline BOARD USERID PASSWORD
+      call off a game you were challenged to, before your first move
+  GAME refuse USERID PASSWORD
+      refuse every challenge of this game from now on
+  GAME welcome USERID PASSWORD
+      accept challenges of this game again after 'refuse'
+  GAME limit USERID PASSWORD N|none
+      accept challenges only while you play fewer than N running boards others started
   GAME subscribe BOARD USERID PASSWORD
       watch a board: its board mails, as everyone may see them, come to you too
   GAME unsubscribe BOARD USERID PASSWORD
       stop watching a board
   GAME chat BOARD USERID PASSWORD
       send the text below the command to the players and observers of a board
+  GAME queue BOARD USERID PASSWORD MOVE|cancel
+      a move played for you when your turn comes, if it is legal then
+  GAME preview BOARD USERID PASSWORD MOVE[; MOVE ...]
+      the board as it would be after these moves; nothing is played
+  GAME submit BOARD USERID PASSWORD MOVE
+      check a move and see the board after it; it is played when you confirm it
+  GAME confirm BOARD USERID PASSWORD
+      play the move you submitted
+  GAME history [USERID]
+      the finished boards of this game (or of a player), with their results
+  GAME standings
+      the players' Elo ratings in this game (two-player games only)
 
 Games:
   serpent     Eggs and snakes on a hex board: groups without a survival path die
@@ -182,8 +204,16 @@ def test_help_on_a_game_command_is_case_insensitive(server):
     assert (reply.subject, body_of(reply)) == (
         "pbmserv help",
         "GAME move BOARD USERID PASSWORD MOVE [#N]\n"
-        "    make your move (#N: only if it is the N-th move on the board)\n\n"
-        "The #N guard keeps a re-sent or stale mail from playing twice.\n")
+        "    make your move, or vote (#N: only if it is the N-th move on the board)\n\n"
+        "The #N guard keeps a re-sent or stale mail from playing twice.\n\n"
+        "In the games that allow votes, MOVE may also be:\n"
+        "  propose  propose a draw (games that can end in a tie)\n"
+        "  undo     propose to take back your last move and every move after it\n"
+        "           (games without chance or hidden information)\n"
+        "  accept   agree to the vote another player proposed\n"
+        "  reject   refuse it: the vote is cancelled\n"
+        "A vote passes once every other player accepts; a reject, or a move by\n"
+        "anyone, cancels it. One vote at a time; the board mails show it.\n")
 
 
 def test_help_on_a_game_is_the_games_help(server):

@@ -252,7 +252,8 @@ def test_superwari_help(server):
     assert (reply.subject, reply.to) == ("Super-Wari help", [ALICE])
     text = body_of(reply)
     assert text.startswith("Help for Super-Wari\n\nSuper-Wari is Bill Taylor's Wari on a larger board")
-    assert "\n\nMoves: the letter of one of your own pits: c\n\n" in text
+    assert ("\n\nMoves: the letter of one of your own pits: c\nVotes, sent as moves and answered with accept or "
+        "reject: propose (a draw), undo (take back your last move).\n\n") in text
     assert text.endswith(
         "Parameters, given to challenge as -name=value:\n"
         "  -pits=8 (4 to 10): pits on each side\n"
@@ -266,7 +267,7 @@ def test_superwari_help(server):
         "  superwari challenge USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]\n"
         "      start a game at once; you take the first seat\n"
         "  superwari move BOARD USERID PASSWORD MOVE [#N]\n"
-        "      make your move (#N: only if it is the N-th move on the board)\n"
+        "      make your move, or vote (#N: only if it is the N-th move on the board)\n"
         "  superwari show BOARD[#N] [legal]\n"
         "      the board as everyone sees it (#N: after N moves; legal: the legal moves)\n"
         "  superwari showas BOARD USERID PASSWORD\n"
@@ -275,12 +276,32 @@ def test_superwari_help(server):
         "      give up the game\n"
         "  superwari games [USERID]\n"
         "      the boards of this game, their players and status\n"
+        "  superwari decline BOARD USERID PASSWORD\n"
+        "      call off a game you were challenged to, before your first move\n"
+        "  superwari refuse USERID PASSWORD\n"
+        "      refuse every challenge of this game from now on\n"
+        "  superwari welcome USERID PASSWORD\n"
+        "      accept challenges of this game again after 'refuse'\n"
+        "  superwari limit USERID PASSWORD N|none\n"
+        "      accept challenges only while you play fewer than N running boards others started\n"
         "  superwari subscribe BOARD USERID PASSWORD\n"
         "      watch a board: its board mails, as everyone may see them, come to you too\n"
         "  superwari unsubscribe BOARD USERID PASSWORD\n"
         "      stop watching a board\n"
         "  superwari chat BOARD USERID PASSWORD\n"
-        "      send the text below the command to the players and observers of a board\n")
+        "      send the text below the command to the players and observers of a board\n"
+        "  superwari queue BOARD USERID PASSWORD MOVE|cancel\n"
+        "      a move played for you when your turn comes, if it is legal then\n"
+        "  superwari preview BOARD USERID PASSWORD MOVE[; MOVE ...]\n"
+        "      the board as it would be after these moves; nothing is played\n"
+        "  superwari submit BOARD USERID PASSWORD MOVE\n"
+        "      check a move and see the board after it; it is played when you confirm it\n"
+        "  superwari confirm BOARD USERID PASSWORD\n"
+        "      play the move you submitted\n"
+        "  superwari history [USERID]\n"
+        "      the finished boards of this game (or of a player), with their results\n"
+        "  superwari standings\n"
+        "      the players' Elo ratings in this game (two-player games only)\n")
 
 
 def test_wari_help_lists_only_the_server_deadline_parameters(server):
@@ -290,12 +311,14 @@ def test_wari_help_lists_only_the_server_deadline_parameters(server):
     assert text.startswith("Help for Wari\n\nWari is the classic mancala game, also known as Oware.\n\n"
                            "Each player owns a row of 6 pits, named a–f")
     assert (
-        "\n\nMoves: the letter of one of your own pits: c\n\n"
+        "\n\nMoves: the letter of one of your own pits: c\nVotes, sent as moves and answered with accept or "
+        "reject: propose (a draw), undo (take back your last move).\n\n"
         "Parameters, given to challenge as -name=value:\n"
         "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
         "  -forfeittime=21d (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
         "\n"
         "Commands:\n  wari help\n") in text
+    assert "\n  wari help\n      the rules of the game and how to write a move\n" in text
     assert text.count("\n  -") == 2
 
 
@@ -877,3 +900,16 @@ def test_a_whole_wari_game_by_mail(server):
     assert (reply.subject, body_of(reply).split("\n")[0]) == (
         "Wari Board 101 Error", f"Wari board 101 is over: {final}")
     assert body_of(server.one(ALICE, "wari games")) == f"Wari boards:\n\n  101  alice, bob: {final}\n"
+
+
+@pytest.mark.parametrize("game, votes", [
+    ("survival", "Votes, sent as moves and answered with accept or reject: undo (take back your last move).\n"),
+    ("serpent", "Votes, sent as moves and answered with accept or reject: undo (take back your last move).\n"),
+    ("survive", None),  # chance and hidden hands: no undo; nobody ties: no draw
+])
+def test_game_help_names_the_votes_the_game_allows(server, game, votes):
+    text = body_of(server.one(ALICE, f"{game} help"))
+    if votes is None:
+        assert "Votes" not in text
+    else:
+        assert votes in text

@@ -71,6 +71,13 @@ def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
     return pending
 
 
+def new_password_hash(ctx: Context, userid: str, password: str) -> str:
+    """The hash to store for a new password: its salt random, or derived from the
+    configured seed and the mail so that a replay stores the same hash."""
+    salt = bytes.fromhex(mailed_token(ctx, "salt", userid.lower())) if ctx.config.server.seed else None
+    return hash_password(password, ctx.config.security.password_cost, salt)
+
+
 def mailed_token(ctx: Context, *purpose: str) -> str:
     """A token mailed to prove an address (confirm, reset): sixteen hex digits, random,
     or derived from the configured seed so that replays give the same replies."""
@@ -123,8 +130,10 @@ class Help(Command):
 def game_help(config, game) -> str:
     """The rules, the parameters (the server's deadlines among them) and the commands."""
     load_commands()
+    votes = (["propose (a draw)"] if game.can_tie else []) + \
+        (["undo (take back your last move)"] if not (game.has_chance or game.hidden_information) else [])
     return render("commands/game_help.txt", game=game, params=game.params + clock_params(config, game),
-                  commands=list(game_commands.values()))
+                  votes=votes, commands=list(game_commands.values()))
 
 
 @command
@@ -148,7 +157,7 @@ class Signup(Command):
         check_password(password)
         addresses = check_addresses(addresses or [ctx.mail.sender], self.usage())
         user = User(userid=userid, userid_key=userid.lower(), created_at=ctx.now,
-                    password_hash=hash_password(password, ctx.config.security.password_cost))
+                    password_hash=new_password_hash(ctx, userid, password))
         ctx.session.add(user)
         pending = set_addresses(ctx, user, addresses)
         ctx.session.flush()
@@ -169,7 +178,7 @@ class ChangePassword(Command):
         userid, old, new = args
         user = authenticate(ctx, userid, old)
         check_password(new)
-        user.password_hash = hash_password(new, ctx.config.security.password_cost)
+        user.password_hash = new_password_hash(ctx, user.userid, new)
         ctx.reply("pbmserv change password", f"The password of {user.userid} is changed.\n", also_to=user.emails)
         return f"Password of {user.userid} changed."
 

@@ -122,6 +122,7 @@ def command(cls: type[Command]) -> type[Command]:
 
 
 _loaded = False
+FIRST = ["account", "admin", "game"]
 
 
 def load_commands() -> None:
@@ -134,6 +135,17 @@ def load_commands() -> None:
     for module in pkgutil.iter_modules(package.__path__):
         if module.name != "base":
             importlib.import_module(f"{package.__name__}.{module.name}")
+    for registry in (account_commands, game_commands):  # the order of `help`: everyday commands first
+        ordered = sorted(registry.items(), key=lambda item: help_rank(item[1]))
+        registry.clear()
+        registry.update(ordered)
+
+
+def help_rank(cmd: Command) -> tuple[int, str]:
+    """Commands of the FIRST modules first, the others by module; within a module, as
+    they are written."""
+    module = type(cmd).__module__.rpartition(".")[2]
+    return (FIRST.index(module), "") if module in FIRST else (len(FIRST), module)
 
 
 def resolve(words: list[str]) -> tuple[Command, Game | None, list[str]] | None:

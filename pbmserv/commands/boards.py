@@ -6,9 +6,8 @@ from __future__ import annotations
 from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
 from ..mail.outbound import Mail
-from ..play import (board_mails, board_text, current_state, engine_of, names, record_action, seat_of, status_line,
-                    subject)
-from ..replyto import reply_address, token_seat
+from ..play import (board_mails, board_text, current_state, names, record_action, seat_of, status_line, subject)
+from ..replyto import reply_address
 from ..store.models import GameRecord, User
 from ..store.repo import find_game
 from .base import CommandError, Context, authenticate
@@ -95,13 +94,14 @@ def checked_move(ctx: Context, game: Game, record: GameRecord, user: User, seat:
     return state, verdict.move
 
 
-def play_move(ctx: Context, game: Game, record: GameRecord, user: User, seat: int, text: str) -> str:
-    """Check and play `user`'s move, and mail every player the board."""
+def play_move(ctx: Context, game: Game, record: GameRecord, user: User, seat: int, text: str,
+              note: str = "") -> str:
+    """Check and play `user`'s move, and mail every player the board (with `note`)."""
     state, move = checked_move(ctx, game, record, user, seat, text)
     private = game.private_to(state, seat, move)  # asked before the move changes the state
     record_action(ctx.session, record, state, seat, "move", move, ctx.comment, ctx.now, ctx.inbound_id)
     record.pending = [p for p in record.pending if not (p.seat == seat and p.kind == "submit")]  # now stale
-    send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], private=private)
+    send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=note, private=private)
     play_queued(ctx, game, record)
     return f"Move {move} played on {game.title} board {record.board}."
 
@@ -133,21 +133,3 @@ def play_queued(ctx: Context, game: Game, record: GameRecord) -> None:
         ctx.notices += board_mails(ctx.config, record, state, [(user.userid, pending.comment)], ctx.now,
                                    note=f"{user.userid}'s queued move was played (auto).", private=private)
 
-
-def play_by_reply(ctx: Context, token: str, text: str) -> str:
-    """Play `text` as the move of the player whose reply-to-play token this is."""
-    found = token_seat(ctx.session, ctx.config, token)
-    if found is None:
-        raise CommandError("This reply address plays on no board: the player's password changed since the board "
-                           "mail was sent, or the address is not one of ours.",
-                           "Send the move with your password: GAME move BOARD USERID PASSWORD MOVE")
-    record, seat = found
-    ctx.board, ctx.game = record, engine_of(record)
-    user = record.seats[seat].user
-    if user.disabled:
-        raise CommandError(f"The account {user.userid} is closed.", "Write to the server's admins.")
-    check_active(record, ctx.game, user)
-    if not text:
-        raise CommandError("Your reply holds no move.",
-                           f"Answer the board mail with just your move: {ctx.game.move_syntax}", board=record, viewer=user)
-    return play_move(ctx, ctx.game, record, user, seat, text)

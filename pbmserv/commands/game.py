@@ -12,7 +12,9 @@ from ..render import render
 from ..store.repo import find_user, games_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
-from .boards import check_active, load_board, load_player, play_move, resign, send_boards
+from .boards import check_active, load_board, load_player, resign, send_boards
+from .challenges import check_welcome
+from .votes import move_or_vote
 
 GUARD = re.compile(r"^(?P<move>.*?)\s*#(?P<number>\d+)$", re.DOTALL)
 
@@ -54,6 +56,7 @@ class Challenge(GameCommand):
             count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
             raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
                                f"Send: {self.usage(game)}")
+        check_welcome(ctx, game, user, players[1:])  # opponents who refuse or are at their limit
         words = [word for word in rest if word.startswith("-")]
         params = self.parse_params(ctx, game, words, [player.userid for player in players])
         nag, forfeit = params.pop("nagtime", 0), params.pop("forfeittime", 0)
@@ -92,8 +95,16 @@ class Challenge(GameCommand):
 class MoveCommand(GameCommand):
     name = "move"
     arguments = "BOARD USERID PASSWORD MOVE [#N]"
-    summary = "make your move (#N: only if it is the N-th move on the board)"
-    description = "The #N guard keeps a re-sent or stale mail from playing twice."
+    summary = "make your move, or vote (#N: only if it is the N-th move on the board)"
+    description = ("The #N guard keeps a re-sent or stale mail from playing twice.\n\n"
+                   "In the games that allow votes, MOVE may also be:\n"
+                   "  propose  propose a draw (games that can end in a tie)\n"
+                   "  undo     propose to take back your last move and every move after it\n"
+                   "           (games without chance or hidden information)\n"
+                   "  accept   agree to the vote another player proposed\n"
+                   "  reject   refuse it: the vote is cancelled\n"
+                   "A vote passes once every other player accepts; a reject, or a move by\n"
+                   "anyone, cancels it. One vote at a time; the board mails show it.")
     min_args, max_args = 4, None
     password_args = (2,)
 
@@ -114,7 +125,7 @@ class MoveCommand(GameCommand):
                     f"Move {text} received as move #{int(guard['number'])}, but the next move on board {record.board} is #{next_number}.",
                     "Look at the board below, then send your move again with the right number or none.",
                     board=record, viewer=user)
-        return play_move(ctx, game, record, user, seat, text)
+        return move_or_vote(ctx, game, record, user, seat, text)
 
 
 @command

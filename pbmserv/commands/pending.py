@@ -30,15 +30,17 @@ def pending_of(record: GameRecord, seat: int, kind: str) -> PendingMove | None:
 def keep(record: GameRecord, seat: int, kind: str, move: str, ctx: Context) -> None:
     """Store `move` as the seat's pending move of `kind`, replacing an earlier one."""
     old = pending_of(record, seat, kind)
-    if old is not None:
-        record.pending.remove(old)
-    record.pending.append(PendingMove(seat=seat, kind=kind, move=move, comment=ctx.comment, created_at=ctx.now))
+    if old is None:
+        record.pending.append(PendingMove(seat=seat, kind=kind, move=move, comment=ctx.comment, created_at=ctx.now))
+    else:  # updated in place: a delete and an insert in one flush would meet the unique key
+        old.move, old.comment, old.created_at = move, ctx.comment, ctx.now
 
 
 def previewed(ctx: Context, game: Game, record: GameRecord, user: User, seat: int, moves: list[str]) -> State:
-    """The position after `moves`, each checked; the real board is not touched."""
-    state = game.restore(game.serialise(current_state(record)))
+    """The position after `moves`, each checked; the real board is not touched. What
+    the sender cannot see (a deck's order, others' sealed orders) is made up first."""
     rng = seeded_rng(record.seed, "preview", ctx.inbound_id)
+    state = game.resample_hidden(current_state(record), seat, rng)
     for number, text in enumerate(moves, start=1):
         acting = game.to_act(state)
         if not acting:

@@ -261,7 +261,7 @@ def _trim_blank(lines: list[str]) -> str:
     return "\n".join(lines[start:end])
 
 
-def _unquoted_text(lines: list[str], is_command: WordsTest) -> str:
+def unquoted_text(lines: list[str], is_command: WordsTest) -> str:
     """The comment of a Subject command, or the text below a message/broadcast/chat
     command: the lines up to the signature, ``end`` or ``-----Original Message-----``,
     without quoted and attribution lines (what was quoted may be private) and without
@@ -302,7 +302,7 @@ def _body_commands(
             command = CommandLine(stripped, words)
             commands.append(command)
             if _safe(takes_text, words):
-                command.relay = _unquoted_text(lines[index + 1:], is_command)
+                command.relay = unquoted_text(lines[index + 1:], is_command)
                 break
             continue
         comment.append(line)
@@ -366,7 +366,7 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         words = subject.split()
         if words and _safe(is_command, words):
             parsed.from_subject = True
-            parsed.comment = _unquoted_text(lines, is_body_command or is_command)
+            parsed.comment = unquoted_text(lines, is_body_command or is_command)
             relay = parsed.comment if _safe(takes_text, words) else ""
             parsed.commands = [CommandLine(subject, words, relay)]
         else:

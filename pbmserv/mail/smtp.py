@@ -53,7 +53,7 @@ class InboundHandler:
     async def handle_DATA(self, server: SMTP, session: SmtpSession, envelope: Envelope) -> str:
         try:
             received_at = datetime.now(timezone.utc).replace(tzinfo=None)
-            _id, new = await asyncio.to_thread(enqueue, self.sessions, envelope.original_content,
+            _id, new = await asyncio.to_thread(enqueue, self.sessions, with_recipients(envelope),
                                                received_at, envelope.mail_from or "")
         except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
             log.error("could not store a message from %r: %s", envelope.mail_from, error)
@@ -65,6 +65,16 @@ class InboundHandler:
         """An internal error is temporary (451), never a permanent 500."""
         log.exception("SMTP session error: %s", error)
         return "451 4.3.0 Internal error; please try again later"
+
+
+def with_recipients(envelope: Envelope) -> bytes:
+    """The message as stored: an `X-Original-To` line for each envelope recipient
+    first, as an MTA's delivery adds, so a reply-to-play address given only in the
+    envelope (a Bcc) is still seen."""
+    raw = envelope.original_content or b""
+    newline = b"\r\n" if b"\r\n" in raw[:2000] else b"\n"
+    return b"".join(b"X-Original-To: " + address.encode("utf-8", "replace") + newline
+                    for address in envelope.rcpt_tos) + raw
 
 
 def smtp_factory(handler: InboundHandler, hostname: str, max_size: int) -> Callable[[], SMTP]:

@@ -143,7 +143,7 @@ class Move(Base):
     game_id: Mapped[int] = mapped_column(ForeignKey("games.id"))
     number: Mapped[int] = mapped_column(Integer)
     seat: Mapped[int] = mapped_column(Integer)
-    kind: Mapped[str] = mapped_column(String(16))  # move | resign | forfeit | timeout | undo | draw | decline
+    kind: Mapped[str] = mapped_column(String(16))  # move | resign | forfeit | timeout | undo | draw
     move: Mapped[str] = mapped_column(Text)
     chance: Mapped[Any] = mapped_column(JSON, nullable=True)
     comment: Mapped[str] = mapped_column(Text, default="")

@@ -1,0 +1,245 @@
+"""Challenges a player may turn down: `GAME decline`, and what a player accepts of a
+game type: `GAME refuse`, `GAME welcome`, `GAME limit`.
+
+decline BOARD USERID PASSWORD
+    A challenged player (any seat but the first) calls off a running board before
+    their own first move, i.e. while the log holds no action of kind "move" of theirs.
+    If the game goes on without them (the board would have no result yet after their
+    resignation: Survive with three or more players left), they leave it: a
+    resignation is logged and every player gets the board with the note "bob declined
+    and left the game.". Otherwise (every two-player board, and a Survive board with
+    only two players left) the board ends with no result, as an admin's `abort` ends
+    it: status "finished", result "Game declined by bob: no result.", no deadlines, not
+    rated, and every player gets the board. The challenger cannot decline: they chose
+    the game, and could otherwise call off a board for free after seeing the
+    opponents' first moves; they, and anyone who has moved, are told to resign. A
+    player who has left the board already cannot decline it again.
+
+refuse USERID PASSWORD / welcome USERID PASSWORD
+    From `refuse` on, every challenge of the game that names the user is refused, with
+    an error to the challenger; `welcome` takes it back. `welcome` clears the refusal
+    only: a limit set before stays.
+
+limit USERID PASSWORD N|none
+    A challenge naming the user is refused while the user plays N (1 to 999) or more
+    running boards of the game that others started (the user is not in seat 0);
+    `none` removes the cap. The boards running already are not touched.
+
+A user's own challenges are never refused or limited. Sending a setting that is in
+force already is an error that changes nothing. The settings live in one
+`Preference` row per user and game type, removed again when it is back to the
+defaults (no refusal, no limit). Every reply says what is in force from now on.
+
+`check_welcome` is what `GAME challenge` calls for the named opponents.
+"""
+
+from __future__ import annotations
+
+from sqlalchemy import func, select
+
+from ..games import Game
+from ..games.base import echoed
+from ..play import current_state, record_action, refresh_timers
+from ..store.models import GameRecord, Preference, Seat, User
+from .base import CommandError, Context, GameCommand, authenticate, command
+from .boards import check_active, load_player, send_boards
+
+MAX_LIMIT = 999
+
+
+def preference(ctx: Context, user: User, game: Game) -> Preference | None:
+    return ctx.session.scalar(select(Preference).where(Preference.user_id == user.id,
+                                                       Preference.game_type == game.name))
+
+
+def started_by_others(ctx: Context, user: User, game: Game) -> int:
+    """The running boards of `game` where `user` has a seat other than the challenger's."""
+    return ctx.session.scalar(
+        select(func.count(Seat.id)).join(GameRecord, Seat.game_id == GameRecord.id)
+        .where(Seat.user_id == user.id, Seat.seat > 0, GameRecord.game_type == game.name,
+               GameRecord.status == "active")) or 0
+
+
+def boards(n: int, game: Game) -> str:
+    return f"{n} running {game.title} board{'' if n == 1 else 's'}"
+
+
+def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[User]) -> None:
+    """Refuse the challenge if an opponent refuses challenges of `game`, or plays as
+    many running boards of it that others started as they accept. The challenger's own
+    settings do not count."""
+    for opponent in opponents:
+        pref = preference(ctx, opponent, game)
+        if pref is None:
+            continue
+        if pref.refuse:
+            raise CommandError(
+                f"{opponent.userid} does not accept challenges of {game.title}.",
+                f"Challenge someone else, or ask {opponent.userid} (message USERID PASSWORD {opponent.userid}) "
+                f"to send: {game.name} welcome {opponent.userid} PASSWORD")
+        if pref.limit is not None:
+            running = started_by_others(ctx, opponent, game)
+            if running >= pref.limit:
+                raise CommandError(
+                    f"{opponent.userid} plays {boards(running, game)} that others started, "
+                    f"and accepts at most {pref.limit}.",
+                    f"Wait until one of them ends ('{game.name} games {opponent.userid}' lists them), "
+                    "or challenge someone else.")
+
+
+# --- decline -------------------------------------------------------------------------
+
+
+@command
+class Decline(GameCommand):
+    name = "decline"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "call off a game you were challenged to, before your first move"
+    description = ("A two-player board ends with no result and is not rated; where the game goes on "
+                   "without you (Survive with three or more players left), you leave it.\n"
+                   "The challenger, and a player who has moved, resign instead.")
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        board, userid, password = args
+        record, user, seat = load_player(ctx, game, board, userid, password)
+        check_active(record, game, user)
+        label = f"{game.title} board {record.board}"
+        resign = f"To give the game up, send: {game.name} resign {record.board} {user.userid} PASSWORD"
+        if seat == 0:
+            raise CommandError(f"{user.userid} started {label}, so cannot decline it.", resign,
+                               board=record, viewer=user)
+        state = current_state(record)
+        if seat in state.resigned:
+            raise CommandError(f"{user.userid} has left {label} already.",
+                               f"Send '{game.name} games {user.userid}' for your boards.", board=record, viewer=user)
+        if any(move.seat == seat and move.kind == "move" for move in record.moves):
+            raise CommandError(f"{user.userid} has moved on {label}, so it is too late to decline it.", resign,
+                               board=record, viewer=user)
+        without = game.restore(game.serialise(state))
+        game.resign(without, seat)
+        if game.result(without) is None:  # the game goes on without the player
+            record_action(ctx.session, record, state, seat, "resign", "resign", ctx.comment, ctx.now, ctx.inbound_id)
+            send_boards(ctx, record, state, user, [(user.userid, ctx.comment)],
+                        note=f"{user.userid} declined and left the game.")
+            return f"{user.userid} declined and left {label}."
+        record.status, record.updated_at = "finished", ctx.now
+        record.result = f"Game declined by {user.userid}: no result."  # the status line from now on
+        refresh_timers(record, state, ctx.now)  # no deadlines on a board that is over
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)])
+        return f"{label} declined by {user.userid}."
+
+
+# --- what a player accepts -------------------------------------------------------------
+
+
+class SetPreference(GameCommand):
+    """`refuse`, `welcome` and `limit`: change one user's Preference for a game."""
+
+    password_args = (1,)
+
+    def change(self, ctx: Context, game: Game, user: User, pref: Preference | None, args: list[str]) -> tuple[bool, int | None]:
+        """The new (refuse, limit), or the error if nothing would change."""
+        raise NotImplementedError
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        userid, password, *rest = args
+        user = authenticate(ctx, userid, password)
+        pref = preference(ctx, user, game)
+        refuse, limit = self.change(ctx, game, user, pref, rest)
+        if refuse or limit is not None:
+            if pref is None:
+                pref = Preference(user_id=user.id, game_type=game.name)
+                ctx.session.add(pref)
+            pref.refuse, pref.limit = refuse, limit
+        elif pref is not None:
+            ctx.session.delete(pref)
+        ctx.reply(f"{game.title} {self.name}", in_force(ctx, game, user, refuse, limit), also_to=user.emails)
+        return f"{game.title} challenges to {user.userid}: {state_word(refuse, limit)}."
+
+
+def state_word(refuse: bool, limit: int | None) -> str:
+    return "refused" if refuse else "welcome" if limit is None else f"limited to {limit}"
+
+
+def in_force(ctx: Context, game: Game, user: User, refuse: bool, limit: int | None) -> str:
+    """What a reply says: the settings now in force, and how to change them."""
+    who = user.userid
+    if refuse:
+        text = f"{who} refuses all challenges of {game.title} from now on.\n"
+    else:
+        text = f"{who} accepts challenges of {game.title} from now on.\n"
+    if limit is None:
+        text += "Limit: none.\n"
+    else:
+        text += (f"Limit: at most {boards(limit, game)} that others started "
+                 f"({who} plays {started_by_others(ctx, user, game)} now).\n")
+    text += "\n"
+    if refuse:
+        text += f"To accept challenges again, send: {game.name} welcome {who} PASSWORD\n"
+    else:
+        text += f"To refuse all challenges, send: {game.name} refuse {who} PASSWORD\n"
+    text += f"To change the limit, send: {game.name} limit {who} PASSWORD N (or none)\n"
+    return text
+
+
+@command
+class Refuse(SetPreference):
+    name = "refuse"
+    arguments = "USERID PASSWORD"
+    summary = "refuse every challenge of this game from now on"
+    description = "The challenger is told; your own challenges are not affected. 'GAME welcome' takes it back."
+    min_args = max_args = 2
+
+    def change(self, ctx, game, user, pref, args):
+        if pref is not None and pref.refuse:
+            raise CommandError(f"{user.userid} refuses challenges of {game.title} already.",
+                               f"To accept them again, send: {game.name} welcome {user.userid} PASSWORD")
+        return True, pref.limit if pref is not None else None
+
+
+@command
+class Welcome(SetPreference):
+    name = "welcome"
+    arguments = "USERID PASSWORD"
+    summary = "accept challenges of this game again after 'refuse'"
+    description = "A limit set with 'GAME limit' stays in force."
+    min_args = max_args = 2
+
+    def change(self, ctx, game, user, pref, args):
+        if pref is None or not pref.refuse:
+            raise CommandError(f"{user.userid} accepts challenges of {game.title} already.",
+                               f"To refuse them all, send: {game.name} refuse {user.userid} PASSWORD")
+        return False, pref.limit
+
+
+@command
+class Limit(SetPreference):
+    name = "limit"
+    arguments = "USERID PASSWORD N|none"
+    summary = "accept challenges only while you play fewer than N running boards others started"
+    description = (f"N is from 1 to {MAX_LIMIT}; 'none' removes the limit. Boards running already go on, "
+                   "and your own challenges are never limited.")
+    min_args = max_args = 3
+
+    def change(self, ctx, game, user, pref, args):
+        (word,) = args
+        current = pref.limit if pref is not None else None
+        usage = f"Send: {game.name} limit {user.userid} PASSWORD N, with N from 1 to {MAX_LIMIT}, or none"
+        if word.lower() == "none":
+            limit = None
+        elif word.isdigit() and len(word) <= 9:
+            limit = int(word)
+            if limit == 0:
+                raise CommandError("A limit of 0 would refuse every challenge.",
+                                   f"To refuse them all, send: {game.name} refuse {user.userid} PASSWORD")
+            if limit > MAX_LIMIT:
+                raise CommandError(f"The limit must be from 1 to {MAX_LIMIT}, not {limit}.", usage)
+        else:
+            raise CommandError(f"'{echoed(word)}' is not a limit.", usage)
+        if limit == current:
+            what = "no limit" if limit is None else f"a limit of {limit}"
+            raise CommandError(f"{user.userid} has {what} on challenges of {game.title} already.",
+                               "Nothing was changed.")
+        return pref is not None and pref.refuse, limit

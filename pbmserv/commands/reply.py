@@ -1,0 +1,29 @@
+"""Reply to play: a mail to a board mail's own Reply-To address plays its move
+(`replyto.py` makes and checks the addresses; the worker finds the move in the mail)."""
+
+from __future__ import annotations
+
+from ..play import engine_of
+from ..replyto import token_seat
+from .base import CommandError, Context
+from .boards import check_active
+from .votes import move_or_vote
+
+
+def play_by_reply(ctx: Context, token: str, text: str) -> str:
+    """Play `text` as the move of the player whose reply-to-play token this is."""
+    found = token_seat(ctx.session, ctx.config, token)
+    if found is None:
+        raise CommandError("This reply address plays on no board: the player's password changed since the board "
+                           "mail was sent, or the address is not one of ours.",
+                           "Send the move with your password: GAME move BOARD USERID PASSWORD MOVE")
+    record, seat = found
+    ctx.board, ctx.game = record, engine_of(record)
+    user = record.seats[seat].user
+    if user.disabled:
+        raise CommandError(f"The account {user.userid} is closed.", "Write to the server's admins.")
+    check_active(record, ctx.game, user)
+    if not text:
+        raise CommandError("Your reply holds no move.",
+                           f"Answer the board mail with just your move: {ctx.game.move_syntax}", board=record, viewer=user)
+    return move_or_vote(ctx, ctx.game, record, user, seat, text)
