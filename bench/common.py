@@ -1,0 +1,52 @@
+"""What every benchmark shares: a result measured beside its baseline in the same run,
+printed as a ratio (absolute times on a shared 2-core machine are noise)."""
+
+from __future__ import annotations
+
+import statistics
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+for path in (ROOT, ROOT / "tests"):  # the package, and the mail generator of the tests
+    if str(path) not in sys.path:
+        sys.path.insert(0, str(path))
+
+
+@dataclass
+class Result:
+    """One measurement: `value` against `baseline`, both in `unit`; `goal` says which
+    ratio we aim for, `met` whether this run reached it (None: no goal)."""
+
+    name: str
+    value: float
+    baseline: float
+    unit: str
+    goal: str = ""
+    met: bool | None = None
+    note: str = ""
+
+    @property
+    def ratio(self) -> float:
+        return self.value / self.baseline if self.baseline else float("inf")
+
+
+def median_seconds(fn, repeat: int) -> float:
+    """Median seconds of `fn()` over `repeat` runs."""
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return statistics.median(samples)
+
+
+def report(results: list[Result], out=sys.stdout) -> None:
+    """One line per result: value, baseline, ratio, and the goal with whether it was met."""
+    for r in results:
+        goal = f"  goal {r.goal}: {'met' if r.met else 'NOT met'}" if r.goal else ""
+        note = f"  ({r.note})" if r.note else ""
+        print(f"{r.name:<52} {r.value:>11.3f} {r.unit:<8} baseline {r.baseline:>11.3f}  "
+              f"ratio {r.ratio:>7.2f}{goal}{note}", file=out)
