@@ -10,6 +10,7 @@ import logging
 import smtplib
 import sys
 import tempfile
+import time
 from email.message import EmailMessage
 from datetime import datetime, timezone
 from pathlib import Path
@@ -75,7 +76,9 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             clock = naive_utc(min((d for d in dates if d), default=REPLAY_EPOCH))
             stored: list[int] = []  # this run's mails (a --db may hold earlier ones)
             duplicates = 0
+            progress = Progress(len(raws))
             for raw, date in zip(raws, dates):
+                progress.step()
                 clock = naive_utc(date) if date else clock
                 run_due(sessions, config, clock)  # deadlines that passed before this mail came
                 inbound_id, new = enqueue(sessions, raw, clock)
@@ -83,6 +86,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
                     stored.append(inbound_id)
                 duplicates += not new
                 worker.run_pending()
+            progress.done()
             delivered = deliver_queued(sessions, MaildirTransport(outbox), clock)
             with sessions() as session:
                 rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)
@@ -152,6 +156,30 @@ def cmd_send(args: argparse.Namespace, config: Config) -> int:
         raise ServeError(f"cannot send to {host}:{port}: {error}") from None
     print(f"Sent {message['Message-ID']} to {config.server.address} through {host}:{port}.")
     return 0
+
+
+class Progress:
+    """`Replayed N of M mails` on a terminal, rewritten at most every half second, for
+    replays long enough to wonder about; nothing when stderr is not a terminal."""
+
+    def __init__(self, total: int, stream=sys.stderr):
+        self.total, self.count, self.stream = total, 0, stream
+        self.shown = self.started = time.monotonic()
+        self.live = total >= 500 and stream.isatty()
+
+    def step(self) -> None:
+        self.count += 1
+        now = time.monotonic() if self.live else 0.0
+        if self.live and now - self.shown >= 0.5:
+            self.shown = now
+            rate = self.count / max(now - self.started, 1e-9)
+            self.stream.write(f"\rReplayed {self.count} of {self.total} mails ({rate:.0f}/s) ")
+            self.stream.flush()
+
+    def done(self) -> None:
+        if self.live:
+            self.stream.write("\r" + " " * 60 + "\r")
+            self.stream.flush()
 
 
 def cmd_tick(args: argparse.Namespace, config: Config) -> int:

@@ -3,6 +3,8 @@ duplicates, loop rules, and clear failures."""
 
 from __future__ import annotations
 
+import io
+
 import mailbox
 import re
 import subprocess
@@ -155,3 +157,25 @@ def test_survive_played_to_the_end_by_its_deadlines_in_replay(tmp_path, capsys, 
     final = sent[-1][2]
     assert sent[-1][1] == "Survive Board 101"
     assert re.search(r"^(Game won by p\d\.|Game over: nobody won\.)$", final, re.MULTILINE)
+
+
+class Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_a_long_replay_shows_its_progress_on_a_terminal(monkeypatch):
+    from pbmserv import cli
+    ticks = iter(range(0, 10_000))
+    monkeypatch.setattr(cli.time, "monotonic", lambda: next(ticks) * 0.3)
+    screen = Terminal()
+    progress = cli.Progress(600, screen)
+    for _ in range(4):  # 0.3 s apart: shown at most every half second
+        progress.step()
+    progress.done()
+    assert screen.getvalue().split("\r")[1:3] == ["Replayed 2 of 600 mails (3/s) ", "Replayed 4 of 600 mails (3/s) "]
+    assert screen.getvalue().endswith("\r" + " " * 60 + "\r")
+    quiet = io.StringIO()  # not a terminal: a log or a pipe gets nothing
+    progress = cli.Progress(600, quiet)
+    progress.step()
+    assert quiet.getvalue() == ""
