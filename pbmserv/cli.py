@@ -21,7 +21,7 @@ from sqlalchemy.orm import sessionmaker
 from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
-from .scheduler import keep_alive, run_due
+from .scheduler import earliest_due, keep_alive, run_due
 from .server import Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
@@ -67,7 +67,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
     raws = read_mailboxes(args.mailbox)
     outbox = Path(args.outbox)
     with tempfile.TemporaryDirectory(prefix="pbmserv-replay-") as scratch:
-        engine = make_engine(args.db or f"sqlite:///{Path(scratch) / 'replay.db'}")
+        engine = make_engine(args.db or f"sqlite:///{Path(scratch) / 'replay.db'}", durable=bool(args.db))
         try:
             migrate(engine)
             sessions = sessionmaker(engine, expire_on_commit=False)
@@ -77,17 +77,20 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             stored: list[int] = []  # this run's mails (a --db may hold earlier ones)
             duplicates = 0
             progress = Progress(len(raws))
+            due = earliest_due(sessions)
             for raw, date in zip(raws, dates):
                 progress.step()
                 clock = naive_utc(date) if date else clock
-                run_due(sessions, config, clock)  # deadlines that passed before this mail came
+                if due is not None and due <= clock:
+                    run_due(sessions, config, clock)  # deadlines that passed before this mail came
                 inbound_id, new = enqueue(sessions, raw, clock)
                 if new:
                     stored.append(inbound_id)
                 duplicates += not new
                 worker.run_pending()
+                due = earliest_due(sessions)
             progress.done()
-            delivered = deliver_queued(sessions, MaildirTransport(outbox), clock)
+            delivered = deliver_queued(sessions, MaildirTransport(outbox, durable=False), clock)
             with sessions() as session:
                 rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)
                                        .where(Inbound.id.in_(stored))).all()

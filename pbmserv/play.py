@@ -213,18 +213,22 @@ def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
     for None), as `viewer` may read it."""
     game = engine_of(record)
     players = names(record)
-    rows: list[tuple[int, list[str]]] = []
+    rows: list[tuple[int, list]] = []
     last_seat = None
     for move in standing(record.moves[:upto]):
-        if move.seat < 0 or move.kind == DRAW:  # deadlines and votes are not a seat's move
+        seat, kind = move.seat, move.kind
+        if seat < 0 or kind == DRAW:  # deadlines and votes are not a seat's move
             continue
-        if not rows or last_seat is None or move.seat <= last_seat:
-            rows.append((len(rows) + 1, [""] * len(record.seats)))
+        if last_seat is None or seat <= last_seat:
+            rows.append((len(rows) + 1, [None] * len(players)))
+        rows[-1][1][seat] = move
+        last_seat = seat
+    rows = rows if limit is None else rows[-limit:] if limit else []
+
+    def text(move: Move) -> str:  # only for the rows shown
         shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)
-        shown += " (auto)" if move.auto else ""
-        rows[-1][1][move.seat] = fill_seats(shown, players)
-        last_seat = move.seat
-    return rows if limit is None else rows[-limit:] if limit else []
+        return fill_seats(shown + (" (auto)" if move.auto else ""), players)
+    return [(number, [text(move) if move is not None else "" for move in cells]) for number, cells in rows]
 
 
 def when(moment: datetime) -> str:

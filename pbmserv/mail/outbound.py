@@ -104,10 +104,13 @@ class MemoryTransport:
 
 class MaildirTransport:
     """Writes each reply as one file of a Maildir's `new/`, named after its Message-ID
-    so that delivering the same reply twice leaves one file."""
+    so that delivering the same reply twice leaves one file. `durable`: each file is
+    on disk before it counts as delivered (a replay's outbox, which the replay can
+    write again, does without)."""
 
-    def __init__(self, path: str | Path):
+    def __init__(self, path: str | Path, durable: bool = True):
         self.path = Path(path)
+        self.durable = durable
         for sub in ("tmp", "new", "cur"):
             (self.path / sub).mkdir(parents=True, exist_ok=True)
 
@@ -118,8 +121,9 @@ class MaildirTransport:
         temporary = self.path / "tmp" / name
         with open(temporary, "wb") as handle:
             handle.write(raw)
-            handle.flush()
-            os.fsync(handle.fileno())
+            if self.durable:
+                handle.flush()
+                os.fsync(handle.fileno())
         os.rename(temporary, self.path / "new" / name)
 
 

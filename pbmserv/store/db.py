@@ -18,9 +18,10 @@ class DatabaseError(Exception):
     """The database cannot be opened or migrated; the message says which and why."""
 
 
-def make_engine(url: str, busy_timeout: float = 30) -> Engine:
+def make_engine(url: str, busy_timeout: float = 30, durable: bool = True) -> Engine:
     """An engine for `url`; SQLite files get WAL, synchronous=FULL and foreign keys,
-    and wait up to `busy_timeout` seconds for a lock."""
+    and wait up to `busy_timeout` seconds for a lock. `durable=False` (a replay's
+    throw-away database) skips the disk syncs: nobody waits for an acknowledgement."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -32,7 +33,7 @@ def make_engine(url: str, busy_timeout: float = 30) -> Engine:
             except OSError as error:
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
         engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
-        event.listen(engine, "connect", _sqlite_pragmas)
+        event.listen(engine, "connect", _sqlite_pragmas if durable else _sqlite_pragmas_fast)
         event.listen(engine, "begin", _sqlite_begin)
         return engine
     try:
@@ -51,6 +52,11 @@ def _sqlite_pragmas(dbapi_connection, _record) -> None:
     cursor.execute("PRAGMA synchronous=FULL")
     cursor.execute("PRAGMA foreign_keys=ON")
     cursor.close()
+
+
+def _sqlite_pragmas_fast(dbapi_connection, record) -> None:
+    _sqlite_pragmas(dbapi_connection, record)
+    dbapi_connection.execute("PRAGMA synchronous=OFF")
 
 
 def _sqlite_begin(connection) -> None:
