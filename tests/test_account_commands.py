@@ -73,7 +73,7 @@ Game commands (GAME is the name of a game below):
   GAME resign BOARD USERID PASSWORD
       give up the game
   GAME games [USERID]
-      the boards of this game, their players and status
+      the running boards of this game (or of a player) and whose turn it is
   GAME decline BOARD USERID PASSWORD
       call off a game you were challenged to, before your first move
   GAME refuse USERID PASSWORD

@@ -275,7 +275,7 @@ def test_superwari_help(server):
         "  superwari resign BOARD USERID PASSWORD\n"
         "      give up the game\n"
         "  superwari games [USERID]\n"
-        "      the boards of this game, their players and status\n"
+        "      the running boards of this game (or of a player) and whose turn it is\n"
         "  superwari decline BOARD USERID PASSWORD\n"
         "      call off a game you were challenged to, before your first move\n"
         "  superwari refuse USERID PASSWORD\n"
@@ -831,22 +831,37 @@ def test_resign_errors(game, sender, args, problem, instead):
 # --- games --------------------------------------------------------------------------------
 
 
-def test_games_lists_boards_players_and_status(game):
+def test_games_lists_the_running_boards_players_and_status(game):
     game.send(CAROL, "superwari challenge carol carol-pw bob")
-    game.send(ALICE, "superwari resign 101 alice alice-pw")
+    game.send(ALICE, "superwari challenge alice alice-pw carol")
+    game.send(ALICE, "superwari resign 101 alice alice-pw")  # over: in `history`, not here
     reply = game.one("someone@example.net", "superwari games")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari games", ["someone@example.net"], (
-        "Super-Wari boards:\n\n"
-        "  101  alice, bob: Game won by bob.\n"
-        "  102  carol, bob: It is carol's turn.\n"))
+        "Running Super-Wari boards:\n\n"
+        "  102  carol, bob: It is carol's turn.\n"
+        "  103  alice, carol: It is alice's turn.\n\n"
+        "Finished boards: superwari history\n"))
     reply = game.one(ALICE, "superwari games CAROL")
     assert (reply.subject, body_of(reply)) == ("Super-Wari games", (
-        "Super-Wari boards of carol:\n\n"
-        "  102  carol, bob: It is carol's turn.\n"))
+        "Running Super-Wari boards of carol:\n\n"
+        "  102  carol, bob: It is carol's turn.\n"
+        "  103  alice, carol: It is alice's turn.\n\n"
+        "Finished boards: superwari history carol\n"))
     reply = game.one(ALICE, "wari games bob")
     assert (reply.subject, body_of(reply)) == ("Wari games", (
-        "Wari boards of bob:\n\n"
-        "  none yet. Start one with: wari challenge USERID PASSWORD OPPONENT\n"))
+        "Running Wari boards of bob:\n\n"
+        "  none. Start one with: wari challenge USERID PASSWORD OPPONENT\n\n"
+        "Finished boards: wari history bob\n"))
+
+
+def test_games_lists_at_most_the_first_hundred(game, monkeypatch):
+    from pbmserv.commands import game as game_module
+    monkeypatch.setattr(game_module, "GAMES_LISTED", 1)
+    game.send(CAROL, "superwari challenge carol carol-pw bob")
+    assert body_of(game.one(ALICE, "superwari games")) == (
+        "Running Super-Wari boards (the first 1 of 2):\n\n"
+        "  101  alice, bob: It is alice's turn.\n\n"
+        "Finished boards: superwari history\n")
 
 
 def test_games_of_an_unknown_user(game):
@@ -899,7 +914,7 @@ def test_a_whole_wari_game_by_mail(server):
     reply = server.one(ALICE, "wari move 101 alice alice-pw a")
     assert (reply.subject, body_of(reply).split("\n")[0]) == (
         "Wari Board 101 Error", f"Wari board 101 is over: {final}")
-    assert body_of(server.one(ALICE, "wari games")) == f"Wari boards:\n\n  101  alice, bob: {final}\n"
+    assert f"  alice, bob: {final}\n" in body_of(server.one(ALICE, "wari history"))
 
 
 @pytest.mark.parametrize("game, votes", [

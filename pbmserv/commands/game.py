@@ -9,13 +9,14 @@ from ..clocks import clock_params
 from ..games import Game
 from ..play import board_text, current_state, names, replay, start_game, status_line, subject
 from ..render import render
-from ..store.repo import find_user, games_of_type
+from ..store.repo import find_user, running_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
 from .boards import check_active, load_board, load_player, resign, send_boards
 from .challenges import check_welcome
 from .votes import move_or_vote
 
+GAMES_LISTED = 100  # boards in a `games` reply: a big server has thousands running
 GUARD = re.compile(r"^(?P<move>.*?)\s*#(?P<number>\d+)$", re.DOTALL)
 
 
@@ -192,7 +193,8 @@ class Resign(GameCommand):
 class Games(GameCommand):
     name = "games"
     arguments = "[USERID]"
-    summary = "the boards of this game, their players and status"
+    summary = "the running boards of this game (or of a player) and whose turn it is"
+    description = ("At most the first 100 are listed. Finished boards: 'GAME history [USERID]'.")
     max_args = 1
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
@@ -201,7 +203,7 @@ class Games(GameCommand):
             user = find_user(ctx.session, args[0])
             if user is None:
                 raise CommandError(f"There is no user {args[0]}.", f"Send: {self.usage(game)}")
-        records = games_of_type(ctx.session, game.name, user)
+        total, records = running_of_type(ctx.session, game.name, user, GAMES_LISTED)
         rows = [(r.board, ", ".join(names(r)), status_line(r, current_state(r))) for r in records]
-        ctx.reply(f"{game.title} games", render("commands/games.txt", game=game, user=user, rows=rows))
+        ctx.reply(f"{game.title} games", render("commands/games.txt", game=game, user=user, rows=rows, total=total))
         return f"List of {game.title} boards sent."

@@ -87,7 +87,8 @@ class Address(Base):
 
 class GameRecord(Base):
     __tablename__ = "games"
-    __table_args__ = (UniqueConstraint("game_type", "board", name="uq_games_type_board"),)
+    __table_args__ = (UniqueConstraint("game_type", "board", name="uq_games_type_board"),
+                      Index("ix_games_type_status_updated", "game_type", "status", "updated_at"))  # history
     id: Mapped[int] = mapped_column(primary_key=True)
     game_type: Mapped[str] = mapped_column(String(32))
     board: Mapped[int] = mapped_column(Integer)

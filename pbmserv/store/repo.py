@@ -57,11 +57,14 @@ def next_board_number(session: Session, game_type: str) -> int:
     return 101 if highest is None else highest + 1
 
 
-def games_of_type(session: Session, game_type: str, user: User | None = None) -> list[GameRecord]:
-    query = select(GameRecord).where(GameRecord.game_type == game_type)
+def running_of_type(session: Session, game_type: str, user: User | None, limit: int) -> tuple[int, list[GameRecord]]:
+    """How many boards of the type (of `user`, if given) are running, and the first
+    `limit` of them by board number."""
+    query = select(GameRecord).where(GameRecord.game_type == game_type, GameRecord.status == "active")
     if user is not None:
         query = query.where(GameRecord.id.in_(select(Seat.game_id).where(Seat.user_id == user.id)))
-    return list(session.scalars(query.order_by(GameRecord.board)))
+    total = session.scalar(select(func.count()).select_from(query.subquery()))
+    return total, list(session.scalars(query.order_by(GameRecord.board).limit(limit)))
 
 
 def running_games(session: Session, user: User) -> list[GameRecord]:

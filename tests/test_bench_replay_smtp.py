@@ -1,0 +1,60 @@
+"""Smoke runs of the replay and SMTP benchmarks (bench/bench_replay.py, bench/bench_smtp.py)
+at their quick sizes: the results are well-formed. No timing is asserted."""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import math
+import sys
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent.parent / "bench"
+if str(BENCH) not in sys.path:
+    sys.path.insert(0, str(BENCH))
+
+import bench_replay  # noqa: E402
+import bench_smtp  # noqa: E402
+from common import Result  # noqa: E402
+
+
+def well_formed(result: Result) -> None:
+    assert isinstance(result, Result)
+    assert result.name and result.unit and result.note
+    assert result.value > 0 and result.baseline > 0 and math.isfinite(result.ratio)
+    if result.goal:
+        assert result.goal.startswith("ratio ") and isinstance(result.met, bool)
+    else:
+        assert result.met is None
+
+
+def test_replay_quick_run_is_well_formed():
+    results = bench_replay.run(quick=True)
+    assert [r.name for r in results] == ["replay: pbmserv replay vs email.message_from_bytes"]
+    well_formed(results[0])
+    assert results[0].unit == "s" and results[0].goal == "ratio <= 3"
+    assert " 0 errors" in results[0].note and "mails/s" in results[0].note
+
+
+def test_replay_mbox_covers_every_game_with_right_board_numbers():
+    raws, boards = bench_replay.generate(300)
+    mails = [email.message_from_bytes(raw, policy=email.policy.default) for raw in raws]
+    subjects = [str(m["Subject"]) for m in mails]
+    for game in ("superwari", "wari", "survival", "serpent", "survive"):
+        assert any(s.startswith(f"{game} challenge") for s in subjects), game
+    assert any(s.startswith("serpent move 102 ") for s in subjects)  # size 4 is 101, size 5 is 102
+    dates = [m["Date"].datetime for m in mails]
+    assert dates == sorted(dates) and boards >= len(bench_replay.KINDS)
+
+
+def test_smtp_quick_run_is_well_formed():
+    results = bench_smtp.run(quick=True)
+    assert [r.name for r in results] == [
+        "smtp: end to end, 1 connection, vs Sink", "smtp: acceptance (last 250), 1 connection, vs Sink",
+        "smtp: end to end, 8 connections, vs Sink", "smtp: acceptance (last 250), 8 connections, vs Sink"]
+    for result in results:
+        well_formed(result)
+        assert result.unit == "moves/s" and "password_cost=fast" in result.note
+    assert [r.goal for r in results] == ["ratio >= 0.5", "", "ratio >= 0.5", ""]
+    # a move is done only after it is accepted
+    assert results[0].value <= results[1].value and results[2].value <= results[3].value
