@@ -460,6 +460,8 @@ def test_replies_left_queued_by_a_previous_run_go_out_soon_after_a_restart(tmp_p
 class GatedTransport:
     """A memory transport whose first delivery waits for the test's go-ahead."""
 
+    batch = 1
+
     def __init__(self) -> None:
         self.delivered: list[tuple[list[str], bytes]] = []
         self.entered = threading.Event()

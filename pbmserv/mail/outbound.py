@@ -92,6 +92,8 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
 class MemoryTransport:
     """Keeps delivered mail in a list: for tests and embedding."""
 
+    batch = 100  # delivering a reply twice keeps one copy, so outcomes are written per batch
+
     def __init__(self) -> None:
         self.delivered: list[tuple[list[str], bytes]] = []
         self._seen: set[str] = set()
@@ -107,6 +109,8 @@ class MaildirTransport:
     so that delivering the same reply twice leaves one file. `durable`: each file is
     on disk before it counts as delivered (a replay's outbox, which the replay can
     write again, does without)."""
+
+    batch = 100  # delivering a reply twice leaves one file, so outcomes are written per batch
 
     def __init__(self, path: str | Path, durable: bool = True):
         self.path = Path(path)
@@ -130,6 +134,8 @@ class MaildirTransport:
 class SmtpTransport:
     """Hands each reply to the configured relay; 4xx and connection errors are
     temporary (the caller retries with backoff), 5xx is a PermanentFailure."""
+
+    batch = 1  # a reply sent twice reaches its player twice: each outcome is written at once
 
     def __init__(self, host: str, port: int, sender: str, timeout: float = 60):
         self.host, self.port, self.sender, self.timeout = host, port, sender, timeout
@@ -163,31 +169,47 @@ def make_transport(config: Config, maildir: str | Path | None = None):
 
 def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
     """Deliver every reply that is due; a failure is retried later with backoff. No
-    transaction is open while a reply is on its way (a slow relay must not hold up the
-    SMTP listener or the worker)."""
-    with sessions() as session:
-        due = [(row.id, row.recipients, row.raw, row.message_id) for row in queued_outbound(session, now)]
+    transaction is open while replies are on their way (a slow relay must not hold up
+    the SMTP listener or the worker). Outcomes are written once per `transport.batch`
+    replies: a crash before that write delivers them again, which a Maildir absorbs (one
+    file per Message-ID) and a relay would not (its batch is 1)."""
     delivered = 0
-    for row_id, recipients, raw, message_id in due:
-        failure: Exception | None = None
-        try:
-            transport.deliver(recipients, raw, message_id)
-        except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
-            failure = error
+    while True:
+        with sessions() as session:
+            due = [(row.id, row.recipients, row.raw, row.message_id)
+                   for row in queued_outbound(session, now, limit=transport.batch)]
+        outcomes = []
+        for row_id, recipients, raw, message_id in due:
+            failure: Exception | None = None
+            try:
+                transport.deliver(recipients, raw, message_id)
+            except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
+                failure = error
+            outcomes.append((row_id, recipients, message_id, failure))
         with sessions.begin() as session:
-            row = session.get(Outbound, row_id)
-            if failure is None:
-                row.status = "sent"
-                row.attempts += 1
-                delivered += 1
-            elif isinstance(failure, PermanentFailure):
-                row.status, row.error = "failed", str(failure)
-                row.attempts += 1
-                log.error("reply %s to %s refused for good: %s", message_id, recipients, failure)
-            else:
-                retry_later(row, now, f"{failure.__class__.__name__}: {failure}")
-                if now - row.created_at > GIVE_UP_AFTER:
-                    row.status = "failed"
-                    log.error("reply %s to %s dropped after %s of retries: %s", message_id, recipients,
-                              GIVE_UP_AFTER, row.error)
+            delivered += record_outcomes(session, outcomes, now)
+        if len(due) < transport.batch:
+            return delivered
+
+
+def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
+    """Mark delivered replies sent, refused ones failed, the others for a retry; the
+    number delivered."""
+    delivered = 0
+    for row_id, recipients, message_id, failure in outcomes:
+        row = session.get(Outbound, row_id)
+        if failure is None:
+            row.status = "sent"
+            row.attempts += 1
+            delivered += 1
+        elif isinstance(failure, PermanentFailure):
+            row.status, row.error = "failed", str(failure)
+            row.attempts += 1
+            log.error("reply %s to %s refused for good: %s", message_id, recipients, failure)
+        else:
+            retry_later(row, now, f"{failure.__class__.__name__}: {failure}")
+            if now - row.created_at > GIVE_UP_AFTER:
+                row.status = "failed"
+                log.error("reply %s to %s dropped after %s of retries: %s", message_id, recipients,
+                          GIVE_UP_AFTER, row.error)
     return delivered

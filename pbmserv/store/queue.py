@@ -47,8 +47,8 @@ def queued_inbound_ids(session: Session) -> list[int]:
     return list(session.scalars(select(Inbound.id).where(Inbound.status == "queued").order_by(Inbound.id)))
 
 
-def queued_outbound(session: Session, now: datetime | None = None) -> list[Outbound]:
-    query = select(Outbound).where(Outbound.status == "queued").order_by(Outbound.id)
+def queued_outbound(session: Session, now: datetime | None = None, limit: int | None = None) -> list[Outbound]:
+    query = select(Outbound).where(Outbound.status == "queued").order_by(Outbound.id).limit(limit)
     if now is not None:
         query = query.where((Outbound.next_attempt_at.is_(None)) | (Outbound.next_attempt_at <= now))
     return list(session.scalars(query))
