@@ -24,6 +24,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "host": "127.0.0.1",
         "port": 2525,
         "max_message_size": 1048576,
+        "protocol": "smtp",
     },
     "database": {
         "url": "sqlite:///var/pbmserv.db",
@@ -54,6 +55,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 
 TRANSPORTS = ("maildir", "smtp", "memory")
+PROTOCOLS = ("smtp", "lmtp")
 PASSWORD_COSTS = ("standard", "fast")
 
 
@@ -158,6 +160,8 @@ def _coerce(section: str, key: str, value: Any, where: str) -> Any:
 def _validate(values: dict[str, dict[str, Any]]) -> None:
     if values["outbound"]["transport"] not in TRANSPORTS:
         raise ConfigError(f"[outbound] transport must be one of {', '.join(TRANSPORTS)}")
+    if values["smtp"]["protocol"] not in PROTOCOLS:
+        raise ConfigError(f"[smtp] protocol must be one of {', '.join(PROTOCOLS)}")
     if values["security"]["password_cost"] not in PASSWORD_COSTS:
         raise ConfigError(f"[security] password_cost must be one of {', '.join(PASSWORD_COSTS)}")
     for key in ("nag_time", "forfeit_time", "downtime_grace"):

@@ -72,7 +72,7 @@ class Server:
                 loop.add_signal_handler(sig, self.stop)
         smtp = self.config.smtp
         listener = await loop.create_server(
-            smtp_factory(self.handler, self.config.domain, smtp.max_message_size), smtp.host, smtp.port)
+            smtp_factory(self.handler, self.config.domain, smtp.max_message_size, smtp.protocol), smtp.host, smtp.port)
         self.port = listener.sockets[0].getsockname()[1]
         log.info("listening on %s:%s for %s", smtp.host, self.port, self.config.server.address)
         if ready is not None:

@@ -1,4 +1,6 @@
-"""The SMTP edge: validate, store durably, then say yes. No game work happens here.
+"""The SMTP (or LMTP) edge: validate, store durably, then say yes. No game work
+happens here. A message for several recipients is stored once; LMTP's one reply per
+recipient after DATA is sent as that many copies of the one status.
 
 An aiosmtpd handler (hook names are case-sensitive: they are tested over a real
 socket). A message is answered 250 only once it is committed to the inbound queue;
@@ -12,6 +14,7 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timezone
 
+from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP, Envelope, Session as SmtpSession
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -57,9 +60,13 @@ class InboundHandler:
                                                received_at, envelope.mail_from or "")
         except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
             log.error("could not store a message from %r: %s", envelope.mail_from, error)
-            return "451 4.3.0 Could not store the message; please try again later"
-        self.on_stored()
-        return "250 2.0.0 Stored" if new else "250 2.0.0 Already stored"
+            status = "451 4.3.0 Could not store the message; please try again later"
+        else:
+            self.on_stored()
+            status = "250 2.0.0 Stored" if new else "250 2.0.0 Already stored"
+        if isinstance(server, LMTP):  # one reply per accepted recipient (RFC 2033 §4.2)
+            return "\r\n".join([status] * max(len(envelope.rcpt_tos), 1))
+        return status
 
     async def handle_exception(self, error: Exception) -> str:
         """An internal error is temporary (451), never a permanent 500."""
@@ -77,12 +84,12 @@ def with_recipients(envelope: Envelope) -> bytes:
                     for address in envelope.rcpt_tos) + raw
 
 
-def smtp_factory(handler: InboundHandler, hostname: str, max_size: int) -> Callable[[], SMTP]:
-    """Protocol factory for `loop.create_server`. The hostname is given so that no DNS
-    look-up happens on connect; each connection is tracked so that shutdown can wait
-    for the transactions in hand."""
+def smtp_factory(handler: InboundHandler, hostname: str, max_size: int, protocol: str = "smtp") -> Callable[[], SMTP]:
+    """Protocol factory for `loop.create_server`, speaking SMTP or LMTP. The hostname
+    is given so that no DNS look-up happens on connect; each connection is tracked so
+    that shutdown can wait for the transactions in hand."""
 
-    class TrackedSMTP(SMTP):
+    class TrackedSMTP(LMTP if protocol == "lmtp" else SMTP):
         def connection_made(self, transport) -> None:
             handler.connections.add(self)
             super().connection_made(transport)
