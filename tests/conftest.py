@@ -131,24 +131,69 @@ class Server:
 
 
 FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one
+POSTGRESQL = os.environ.get("TEST_DATABASE_URL", "")  # e.g. postgresql+psycopg://postgres@127.0.0.1/postgres
+
+
+class Databases:
+    """Fresh, empty databases for tests, and their removal afterwards: SQLite files
+    in /dev/shm where there is one (the same server, without the disk syncs that
+    would make the command tests slow), or databases made on the PostgreSQL server
+    TEST_DATABASE_URL names."""
+
+    def __init__(self, backend: str):
+        self.backend = backend
+        self.made: list[str] = []
+
+    def new(self) -> str:
+        if self.backend == "sqlite":
+            directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
+            self.made.append(directory)
+            return f"sqlite:///{directory}/test.db"
+        from sqlalchemy import create_engine, make_url, text
+        name = f"pbmserv_test_{os.getpid()}_{len(self.made)}_{os.urandom(3).hex()}"
+        admin = create_engine(POSTGRESQL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            connection.execute(text(f'CREATE DATABASE "{name}"'))
+        admin.dispose()
+        self.made.append(name)
+        return make_url(POSTGRESQL).set(database=name).render_as_string(hide_password=False)
+
+    def drop_all(self) -> None:
+        if self.backend == "sqlite":
+            for directory in self.made:
+                shutil.rmtree(directory, ignore_errors=True)
+            return
+        from sqlalchemy import create_engine, text
+        admin = create_engine(POSTGRESQL, isolation_level="AUTOCOMMIT")
+        with admin.connect() as connection:
+            for name in self.made:
+                connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def backend(request) -> str:
+    """Every test that uses a `server` runs on SQLite, and on PostgreSQL when
+    TEST_DATABASE_URL names a server (skipped, and said so, when it does not)."""
+    if request.param == "postgresql" and not POSTGRESQL:
+        pytest.skip("no PostgreSQL: set TEST_DATABASE_URL to run this test on one too")
+    return request.param
 
 
 @pytest.fixture
-def make_server(tmp_path):
-    """Servers with their SQLite file in /dev/shm where there is one: the same server,
-    without the disk syncs that would make the command tests slow."""
-    made: list[tuple[Server, str]] = []
+def make_server(tmp_path, backend):
+    made: list[Server] = []
+    databases = Databases(backend)
 
     def make(**overrides) -> Server:
-        directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
-        server = Server(tmp_path, database={"url": f"sqlite:///{directory}/test.db"}, **overrides)
-        made.append((server, directory))
+        server = Server(tmp_path, database={"url": databases.new()}, **overrides)
+        made.append(server)
         return server
 
     yield make
-    for server, directory in made:
+    for server in made:
         server.sessions.kw["bind"].dispose()
-        shutil.rmtree(directory, ignore_errors=True)
+    databases.drop_all()
 
 
 @pytest.fixture

@@ -180,10 +180,20 @@ SHOW_2 = summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES, deadline=forfe
 SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES, deadline=forfeits("alice", GAME_TURN))
 
 
+def opening(server) -> None:
+    server.signup("alice", "bob", "carol")
+    server.send(ALICE, "superwari challenge alice alice-pw bob")
+    server.send(ALICE, "superwari move 101 alice alice-pw c")
+    server.send(BOB, "superwari move 101 bob bob-pw c")
+
+
 @pytest.fixture
-def game(server, game_template):
+def game(server, backend, game_template):
     """alice (South) against bob on Super-Wari board 101, after alice c and bob c
-    (played once per module, then copied into each test's fresh database)."""
+    (on SQLite played once per module, then copied into each test's fresh database)."""
+    if backend != "sqlite":
+        opening(server)
+        return server
     path, count, clock = game_template
     source, target = sqlite3.connect(path), sqlite3.connect(database_path(server))
     try:
@@ -200,10 +210,7 @@ def game_template(tmp_path_factory):
     directory = tempfile.mkdtemp(prefix="pbmserv-template-", dir=FAST_DIR)
     try:
         server = Server(tmp_path_factory.mktemp("template"), database={"url": f"sqlite:///{directory}/test.db"})
-        server.signup("alice", "bob", "carol")
-        server.send(ALICE, "superwari challenge alice alice-pw bob")
-        server.send(ALICE, "superwari move 101 alice alice-pw c")
-        server.send(BOB, "superwari move 101 bob bob-pw c")
+        opening(server)
         yield database_path(server), server.count, server.clock
         server.sessions.kw["bind"].dispose()
     finally:
