@@ -11,10 +11,15 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 
-from .games import Outcome, get_game
+from .games import Game, Outcome, get_game
 from .store.models import GameRecord, Rating, User
 
 START, K, PROVISIONAL_GAMES = 1600.0, 32, 20
+
+
+def rated(game: Game) -> bool:
+    """Only the game types for exactly two players are rated."""
+    return game.max_players == 2
 
 
 def rating_of(session: Session, user: User, game_type: str) -> Rating:
@@ -32,8 +37,8 @@ def expected(rating: float, other: float) -> float:
 
 def rate(session: Session, record: GameRecord, outcome: Outcome) -> None:
     """Update both players' ratings for a two-player game that ended with `outcome`."""
-    if get_game(record.game_type).max_players != 2 or not (outcome.tie or outcome.winners):
-        return  # only two-player game types are rated (a 2-player Survive board is not)
+    if not rated(get_game(record.game_type)) or not (outcome.tie or outcome.winners):
+        return  # a 2-player Survive board is not rated either
     first, second = (rating_of(session, seat.user, record.game_type) for seat in record.seats)
     score = 0.5 if outcome.tie else (1.0 if 0 in outcome.winners else 0.0)
     change = K * (score - expected(first.rating, second.rating))

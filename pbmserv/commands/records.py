@@ -30,27 +30,19 @@ from sqlalchemy import func, select
 
 from ..games import Game, games
 from ..play import names
-from ..ratings import PROVISIONAL_GAMES
+from ..ratings import PROVISIONAL_GAMES, rated
 from ..render import render
 from ..store.models import GameRecord, Rating, Seat, User
 from ..store.repo import find_user
+from .account import plural
 from .base import CommandError, Context, GameCommand, command
 
 HISTORY_LIMIT = 50  # the most boards a history lists
 
 
-def rated(game: Game) -> bool:
-    """Only games for exactly two players are rated."""
-    return game.max_players == 2
-
-
 def whole(rating: float) -> int:
     """A rating rounded half up (Python's round() would round 1600.5 down)."""
     return math.floor(rating + 0.5)
-
-
-def plural(count: int, noun: str) -> str:
-    return f"{count} {noun}" + ("" if count == 1 else "s")
 
 
 @command
