@@ -30,8 +30,10 @@ ALIVE = "alive_at"  # the Setting that notes when `serve` or `tick` last ran
 
 
 def next_due(session: Session, now: datetime) -> GameRecord | None:
+    """The board whose deadline is due first, claimed (another scheduler on the same
+    PostgreSQL database skips it; SQLite has one writer anyway)."""
     return session.scalar(select(GameRecord).where(GameRecord.status == "active", GameRecord.due_at <= now)
-                          .order_by(GameRecord.due_at, GameRecord.id).limit(1))
+                          .order_by(GameRecord.due_at, GameRecord.id).limit(1).with_for_update(skip_locked=True))
 
 
 def run_due(sessions: sessionmaker[Session], config: Config, now: datetime) -> int:

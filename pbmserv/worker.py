@@ -12,6 +12,7 @@ import re
 import traceback
 from collections.abc import Callable
 
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
@@ -59,8 +60,10 @@ class Worker:
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
-                    row = session.get(Inbound, inbound_id)
-                    if row is None or row.status != "queued":
+                    # claimed: another worker on the same (PostgreSQL) database skips it
+                    row = session.scalar(select(Inbound).where(Inbound.id == inbound_id, Inbound.status == "queued")
+                                         .with_for_update(skip_locked=True))
+                    if row is None:  # done already, or in another worker's hands
                         return
                     Handler(session, self.config, row).handle()
                 return

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session
 
 from .models import Address, GameRecord, RateEvent, Seat, Setting, User
@@ -27,10 +28,12 @@ def fixed_setting(session: Session, name: str, make: Callable[[], str]) -> str:
     if row is not None:
         cache[name] = row.value
         return row.value
-    row = Setting(name=name, value=make())
-    session.add(row)
-    session.flush()
-    return row.value
+    try:
+        with session.begin_nested():  # another process may be writing it this very moment
+            session.add(Setting(name=name, value=make()))
+    except IntegrityError:
+        pass  # it won: its value stands
+    return session.scalar(select(Setting.value).where(Setting.name == name))
 
 
 def find_user(session: Session, userid: str) -> User | None:

@@ -1,0 +1,70 @@
+"""Several workers on one PostgreSQL database: each stored mail is taken by one of
+them (`SELECT ... FOR UPDATE SKIP LOCKED`), never by two. Runs when TEST_DATABASE_URL
+names a PostgreSQL server; SQLite has a single writer, so there is nothing to race."""
+
+from __future__ import annotations
+
+import threading
+from datetime import datetime
+
+import pytest
+from sqlalchemy import func, select
+
+from conftest import POSTGRESQL, Databases, make_mail
+from pbmserv.config import load_config
+from pbmserv.store.db import open_database
+from pbmserv.store.models import Inbound, Outbound
+from pbmserv.store.queue import enqueue
+from pbmserv import worker as worker_module
+
+pytestmark = pytest.mark.skipif(not POSTGRESQL, reason="no PostgreSQL: set TEST_DATABASE_URL to run these")
+
+
+def test_two_workers_take_each_mail_once(tmp_path, monkeypatch):
+    databases = Databases("postgresql")
+    try:
+        url = databases.new()
+        config = load_config(environ={}).with_overrides(
+            database={"url": url}, security={"password_cost": "fast"}, server={"seed": "claims"},
+            outbound={"transport": "memory"})
+        clock = datetime(2026, 11, 1, 12, 0)
+        sessions = open_database(url)
+        for n in range(40):
+            enqueue(sessions, make_mail(f"u{n}@example.org", f"signup u{n} pw-{n}", date=clock,
+                                        message_id=f"<claim{n}@example.org>"), clock)
+        active: set[int] = set()  # the mails some worker is handling right now
+        overlaps: list[int] = []
+        lock = threading.Lock()
+        real = worker_module.Handler.handle
+
+        def watched(self):
+            with lock:
+                if self.row.id in active:
+                    overlaps.append(self.row.id)
+                active.add(self.row.id)
+            try:
+                return real(self)
+            finally:
+                with lock:
+                    active.discard(self.row.id)
+        monkeypatch.setattr(worker_module.Handler, "handle", watched)
+        workers = [worker_module.Worker(open_database(url), config) for _ in range(2)]
+        threads = [threading.Thread(target=w.run_pending) for w in workers]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(60)
+        with sessions() as session:
+            statuses = session.scalars(select(Inbound.status)).all()
+            errors = [e.strip().splitlines()[-1] for e in session.scalars(
+                select(Inbound.error).where(Inbound.status == "failed"))]
+            replies = session.scalar(select(func.count(Outbound.id)))
+        assert errors == []
+        assert statuses == ["done"] * 40
+        assert replies == 40
+        assert overlaps == []  # never in two workers' hands at once
+        for w in workers:
+            w.sessions.kw["bind"].dispose()
+        sessions.kw["bind"].dispose()
+    finally:
+        databases.drop_all()
