@@ -22,7 +22,7 @@ from .config import Config, ConfigError, load_config
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .scheduler import earliest_due, keep_alive, run_due
-from .server import Server, utcnow
+from .server import ROLES, Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Inbound
 from .store.queue import enqueue, failed_rows, set_status
@@ -111,13 +111,19 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     for chatty in ("mail.log", "alembic"):  # every SMTP line and migration step
         logging.getLogger(chatty).setLevel(logging.WARNING)
+    asked = {role for arg in args.role or ["all"] for role in arg.split(",") if role}
+    unknown = asked - set(ROLES) - {"all"}
+    if unknown:
+        raise UsageError(f"pbmserv serve: no role {', '.join(sorted(unknown))}; choose from {', '.join(ROLES)}, all")
+    roles = ROLES if "all" in asked else tuple(role for role in ROLES if role in asked)
     sessions = open_database(config.database.url, config.database.busy_timeout)
-    server = Server(config, sessions)
+    server = Server(config, sessions, roles=roles)
     where = (f"the Maildir {config.outbound.maildir}/" if config.outbound.transport == "maildir"
              else f"{config.outbound.transport} ({config.outbound.relay_host}:{config.outbound.relay_port})"
              if config.outbound.transport == "smtp" else "memory")
-    print(f"pbmserv: mail for {config.server.address} on {config.smtp.host}:{config.smtp.port}; "
-          f"database {config.database.url}; replies to {where}. Stop with Ctrl-C.", flush=True)
+    listening = f"on {config.smtp.host}:{config.smtp.port}" if "smtp" in roles else "(stored by other processes)"
+    print(f"pbmserv: mail for {config.server.address} {listening}; database {config.database.url}; "
+          f"replies to {where}; roles: {', '.join(roles)}. Stop with Ctrl-C.", flush=True)
     try:
         asyncio.run(server.run())
     except OSError as error:
@@ -248,6 +254,9 @@ def build_parser() -> Parser:
     serve = commands.add_parser("serve", help="run the server: SMTP listener, worker and sender",
                                 description="Listen for mail on [smtp] host:port, play the commands, and "
                                             "deliver the replies, until SIGTERM or Ctrl-C.")
+    serve.add_argument("--role", action="append", metavar="ROLE[,ROLE]",
+                       help="take only these roles (smtp, worker, sender, scheduler; default all); other "
+                            "processes on the same database take the rest")
     serve.set_defaults(handler=cmd_serve)
 
     deliver = commands.add_parser("deliver", help="store one message from standard input (an MTA pipe)",

@@ -42,8 +42,16 @@ async def woken(event: asyncio.Event, timeout: float) -> None:
     event.clear()
 
 
+ROLES = ("smtp", "worker", "sender", "scheduler")
+
+
 class Server:
-    def __init__(self, config: Config, sessions: sessionmaker[Session], transport=None):
+    """All four roles by default; a process may take some of them, with other processes
+    on the same database taking the others (`pbmserv serve --role`)."""
+
+    def __init__(self, config: Config, sessions: sessionmaker[Session], transport=None,
+                 roles: tuple[str, ...] = ROLES):
+        self.roles = roles
         self.config = config
         self.sessions = sessions
         self.transport = transport or make_transport(config)
@@ -71,26 +79,31 @@ class Server:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self.stop)
         smtp = self.config.smtp
-        listener = await loop.create_server(
-            smtp_factory(self.handler, self.config.domain, smtp.max_message_size, smtp.protocol), smtp.host, smtp.port)
-        self.port = listener.sockets[0].getsockname()[1]
-        log.info("listening on %s:%s for %s", smtp.host, self.port, self.config.server.address)
+        listener = None
+        if "smtp" in self.roles:
+            listener = await loop.create_server(
+                smtp_factory(self.handler, self.config.domain, smtp.max_message_size, smtp.protocol),
+                smtp.host, smtp.port)
+            self.port = listener.sockets[0].getsockname()[1]
+            log.info("listening on %s:%s for %s", smtp.host, self.port, self.config.server.address)
         if ready is not None:
             ready.set()
         self.work.set()  # mail and replies left by a previous run go out at once
         self.send.set()
-        worker = asyncio.create_task(self.work_loop())
-        sender = asyncio.create_task(self.send_loop())
-        scheduler = asyncio.create_task(self.schedule_loop())
+        loops = {role: asyncio.create_task(run()) for role, run in
+                 (("worker", self.work_loop), ("scheduler", self.schedule_loop), ("sender", self.send_loop))
+                 if role in self.roles}
         await self.stopping.wait()
-        listener.close()
-        await self.drain()
-        await worker
-        self.schedule.set()
-        await scheduler
-        self.send.set()
-        await sender
-        await self.deliver()  # whatever the worker queued while the sender was busy
+        if listener is not None:
+            listener.close()
+            await self.drain()
+        for role, event in (("worker", None), ("scheduler", self.schedule), ("sender", self.send)):
+            if role in loops:  # in this order: what the worker queues last still goes out
+                if event is not None:
+                    event.set()
+                await loops[role]
+        if "sender" in loops:
+            await self.deliver()  # whatever the worker queued while the sender was busy
 
     async def drain(self) -> None:
         """Let every transaction in hand finish (its 250 is sent), then hang up."""

@@ -31,7 +31,8 @@ SERVER = "pbmserv@localhost"
 class RunningServer:
     """`pbmserv serve` in a thread of this process, on a free port."""
 
-    def __init__(self, tmp_path, **overrides):
+    def __init__(self, tmp_path, roles=None, **overrides):
+        self.roles = roles
         sections = {"database": {"url": f"sqlite:///{tmp_path / 'serve.db'}"},
                     "security": {"password_cost": "fast"}, "server": {"seed": "test"},
                     "smtp": {"port": 0, "max_message_size": 20000},
@@ -48,7 +49,7 @@ class RunningServer:
 
     def _run(self, ready: threading.Event) -> None:
         async def main():
-            self.server = Server(self.config, self.sessions)
+            self.server = Server(self.config, self.sessions, **({"roles": self.roles} if self.roles else {}))
             self.loop = asyncio.get_running_loop()
             started = asyncio.Event()
             task = asyncio.create_task(self.server.run(started, install_signals=False))
