@@ -4,7 +4,8 @@ asyncio loop.
 The listener only stores mail and wakes the worker; the worker, the scheduler and the
 sender do their blocking database and network work in threads, one batch at a time, so
 the loop stays free to answer SMTP. Mail stored by another process (`pbmserv deliver`)
-is noticed by a light poll.
+is noticed by a light poll. A process may take only some of these roles (`--role`),
+with other processes on the same database taking the rest.
 """
 
 from __future__ import annotations
