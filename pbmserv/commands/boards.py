@@ -29,8 +29,10 @@ def load_board(ctx: Context, game: Game, text: str) -> GameRecord:
     return record
 
 
-def load_player(ctx: Context, game: Game, board: str, userid: str, password: str) -> tuple[GameRecord, User, int]:
-    """The board, the authenticated user and their seat on it, or the error saying which is wrong."""
+def load_player(ctx: Context, game: Game, board: str, userid: str, password: str,
+                running: bool = False) -> tuple[GameRecord, User, int]:
+    """The board, the authenticated user and their seat on it (on a board still
+    `running`, if asked), or the error saying which is wrong."""
     record = load_board(ctx, game, board)
     user = authenticate(ctx, userid, password)
     seat = seat_of(record, user)
@@ -38,6 +40,8 @@ def load_player(ctx: Context, game: Game, board: str, userid: str, password: str
         raise CommandError(
             f"{user.userid} does not play on {game.title} board {record.board}; its players are {', '.join(names(record))}.",
             "Check the board number and the userid.", board=record)
+    if running:
+        check_active(record, game, user)
     return record, user, seat
 
 

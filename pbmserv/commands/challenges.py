@@ -42,7 +42,7 @@ from ..games.base import echoed
 from ..play import current_state, record_action, refresh_timers
 from ..store.models import GameRecord, Preference, Seat, User
 from .base import CommandError, Context, GameCommand, authenticate, command
-from .boards import check_active, load_player, send_boards
+from .boards import load_player, send_boards
 
 MAX_LIMIT = 999
 
@@ -103,8 +103,7 @@ class Decline(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         label = f"{game.title} board {record.board}"
         resign = f"To give the game up, send: {game.name} resign {record.board} {user.userid} PASSWORD"
         if seat == 0:

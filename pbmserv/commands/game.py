@@ -12,7 +12,7 @@ from ..render import render
 from ..store.repo import find_user, running_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
-from .boards import check_active, load_board, load_player, resign, send_boards
+from .boards import load_board, load_player, resign, send_boards
 from .challenges import check_welcome
 from .votes import move_or_vote
 
@@ -111,8 +111,7 @@ class MoveCommand(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password, *words = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         text = " ".join(words)
         guard = GUARD.match(text)
         if guard and not guard["move"]:
@@ -183,8 +182,7 @@ class Resign(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         resign(ctx, record, user, seat)
         return f"{user.userid} resigned on {game.title} board {record.board}."
 

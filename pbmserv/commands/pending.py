@@ -18,7 +18,7 @@ from ..games.base import fill_seats, seats_for_names
 from ..play import board_text, current_state, names, seeded_rng, subject
 from ..store.models import GameRecord, PendingMove, User
 from .base import CommandError, Context, GameCommand, command
-from .boards import check_active, checked_move, load_player, play_move
+from .boards import checked_move, load_player, play_move
 
 CANCEL = "cancel"
 
@@ -69,8 +69,7 @@ class Queue(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password, *words = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         text = " ".join(words)
         if text.lower() == CANCEL:
             if pending_of(record, seat, "queue") is None:
@@ -105,8 +104,7 @@ class Preview(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password, *words = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         moves = [move.strip() for move in " ".join(words).split(";") if move.strip()]
         if not moves:
             raise CommandError("There are no moves to preview.", f"Send: {self.usage(game)}")
@@ -127,8 +125,7 @@ class Submit(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password, *words = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         text = " ".join(words)
         _state, move = checked_move(ctx, game, record, user, seat, text)
         keep(record, seat, "submit", move, ctx)
@@ -150,8 +147,7 @@ class Confirm(GameCommand):
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         board, userid, password = args
-        record, user, seat = load_player(ctx, game, board, userid, password)
-        check_active(record, game, user)
+        record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         pending = pending_of(record, seat, "submit")
         if pending is None:
             raise CommandError(f"{user.userid} has submitted no move on board {record.board}.",
