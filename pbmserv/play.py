@@ -271,8 +271,10 @@ def away_until(user: User, now: datetime) -> datetime | None:
 
 
 def board_text(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
-               comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "") -> str:
-    """The body of a board mail as seat `viewer` (None: the public) sees it at `now`."""
+               comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
+               hypothetical: bool = False) -> str:
+    """The body of a board mail as seat `viewer` (None: the public) sees it at `now`.
+    A `hypothetical` position (a preview) shows no deadlines: they are the real board's."""
     game = engine_of(record)
     players = names(record)
     # the last few moves while the game runs; once it is over, the whole game
@@ -283,7 +285,7 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
         note = f"Position after move {upto} of {len(record.moves)}."
     return render(
         "board.txt", title=game.title, board=record.board, status=status_line(record, state),
-        note=note, deadline="\n".join(deadline_lines(record, now) if upto is None else []),
+        note=note, deadline="\n".join(deadline_lines(record, now) if upto is None and not hypothetical else []),
         names=players, rows=rows, width=width,
         drawing=render_board(game, game.view(state, viewer), players),
         comments=[(who, text) for who, text in comments if text.strip()],

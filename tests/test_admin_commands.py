@@ -494,3 +494,20 @@ def test_an_aborted_board_shows_its_result_everywhere(make_server):
     shown = server.one("bob@example.org", "superwari show 101")
     assert shown.subject == "Super-Wari Board 101"
     assert shown.text.startswith("Summary of Super-Wari Board 101\n\nGame aborted by carol: no result.\n")
+
+
+def test_a_closed_account_is_neither_challenged_nor_messaged_nor_broadcast_to(server):
+    server.signup("alice", "bob", "carol")
+    server.send(ALICE, "superwari challenge alice alice-pw bob")  # all three have played superwari
+    server.send(BOB, "superwari challenge bob bob-pw carol")
+    server.send(ALICE, "signoff alice alice-pw")  # resigns board 101
+    reply = server.one(BOB, "superwari challenge bob bob-pw alice")
+    assert (reply.subject, body_of(reply).split("\n")[:2]) == (
+        "Super-Wari error", ["The account alice is closed: it plays no new games.", "Challenge someone else."])
+    reply = server.one(BOB, "message bob bob-pw alice carol", "Hello.")
+    assert (reply.subject, body_of(reply).split("\n")[:2]) == (
+        "pbmserv error", ["The account alice is closed: it gets no messages.",
+                          "Leave it out and send the message again."])
+    replies = server.send(BOB, "broadcast bob bob-pw superwari", "Anyone for a game?")
+    assert [(r.subject, r.to) for r in replies] == [
+        ("pbmserv broadcast", [BOB]), ("[pbmserv] Broadcast from bob via PBM Server", [CAROL])]

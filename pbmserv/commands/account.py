@@ -264,6 +264,9 @@ class Message(Command):
             recipient = find_user(ctx.session, name)
             if recipient is None:
                 raise CommandError(f"There is no user {name}.", "Check the userids and send the message again.")
+            if recipient.disabled:
+                raise CommandError(f"The account {recipient.userid} is closed: it gets no messages.",
+                                   "Leave it out and send the message again.")
             if recipient not in recipients:
                 recipients.append(recipient)
         text = relay_text(ctx, self.usage())
@@ -310,7 +313,7 @@ class Broadcast(Command):
             limit = ctx.config.limits.broadcasts_per_day
             raise CommandError(f"{user.userid} has sent {plural(limit, 'broadcast')} in the last 24 hours, the limit.",
                                "Send it again tomorrow.")
-        recipients = [u for u in audience if u.id != user.id]
+        recipients = [u for u in audience if u.id != user.id and not u.disabled]  # closed accounts get nothing
         for recipient in recipients:
             ctx.notify(recipient.emails, f"[pbmserv] Broadcast from {user.userid} via PBM Server",
                        render("commands/broadcast.txt", address=ctx.config.server.address, text=text))

@@ -48,6 +48,9 @@ class Challenge(GameCommand):
             opponent = find_user(ctx.session, name)
             if opponent is None:
                 raise CommandError(f"There is no user {name}.", "Check the spelling of your opponents' userids.")
+            if opponent.disabled:
+                raise CommandError(f"The account {opponent.userid} is closed: it plays no new games.",
+                                   "Challenge someone else.")
             if opponent is user:
                 raise CommandError("You cannot challenge yourself.", "Name your opponents' userids after your password.")
             if opponent in players:

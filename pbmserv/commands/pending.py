@@ -111,7 +111,8 @@ class Preview(GameCommand):
         state = previewed(ctx, game, record, user, seat, moves)
         note = f"Preview after {'; '.join(moves)}: nothing was played."
         ctx.reply(f"Preview: {subject(record, current_state(record))}",
-                  board_text(ctx.config, record, state, seat, ctx.now, note=note), also_to=user.emails)
+                  board_text(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True),
+                  also_to=user.emails)
         return f"Preview of {game.title} board {record.board} sent."
 
 
@@ -133,7 +134,8 @@ class Submit(GameCommand):
         note = (f"Submitted, not yet played: {fill_seats(move, names(record))}. To play it, send: "
                 f"{game.name} confirm {record.board} {user.userid} PASSWORD")
         ctx.reply(f"Submitted: {subject(record, current_state(record))}",
-                  board_text(ctx.config, record, state, seat, ctx.now, note=note), also_to=user.emails)
+                  board_text(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True),
+                  also_to=user.emails)
         return f"Move {fill_seats(move, names(record))} submitted on {game.title} board {record.board}."
 
 
