@@ -130,37 +130,38 @@ def refresh_timers(record: GameRecord, state: State, now: datetime, actor: int |
     to the earliest deadline."""
     game = engine_of(record)
     active = record.status == "active"
-    wanted = game.timers(state) if active else {}
-    record.timers = {name: record.timers.get(name, now.isoformat()) for name in wanted}
+    record.timers = {name: record.timers.get(name, now.isoformat()) for name in (game.timers(state) if active else {})}
     record.clocks = turn_clocks(record, game.to_act(state) if active else frozenset(), actor, now)
-    set_due(record, wanted)
+    set_due(record, state)
 
 
-def set_due(record: GameRecord, durations: dict[str, int] | None = None) -> None:
+# `state` below is the board's current position when the caller has it at hand (else it
+# is restored from the record): the engine's timers depend on it.
+
+def set_due(record: GameRecord, state: State | None = None) -> None:
     """Set `due_at`; without flushing the record's other changes first, so that a
     move stays one write (the vacations it reads may need loading)."""
     session = object_session(record)
     with session.no_autoflush if session is not None else nullcontext():
-        record.due_at = min((d.due for d in deadlines(record, durations)), default=None)
+        record.due_at = min((d.due for d in deadlines(record, state)), default=None)
 
 
-def engine_deadlines(record: GameRecord, durations: dict[str, int] | None = None) -> list[Deadline]:
-    """The engine's running timers (`durations` as `Game.timers` gives them now)."""
+def engine_deadlines(record: GameRecord, state: State | None = None) -> list[Deadline]:
+    """The engine's running timers."""
     if not record.timers:
         return []
-    if durations is None:
-        durations = engine_of(record).timers(current_state(record))
+    durations = engine_of(record).timers(state if state is not None else current_state(record))
     return [Deadline(datetime.fromisoformat(start) + timedelta(seconds=durations[name]), name)
             for name, start in record.timers.items() if name in durations]
 
 
-def deadlines(record: GameRecord, durations: dict[str, int] | None = None) -> list[Deadline]:
-    return engine_deadlines(record, durations) + list(clock_deadlines(record))
+def deadlines(record: GameRecord, state: State | None = None) -> list[Deadline]:
+    return engine_deadlines(record, state) + list(clock_deadlines(record))
 
 
-def next_deadline(record: GameRecord) -> Deadline:
+def next_deadline(record: GameRecord, state: State | None = None) -> Deadline:
     """The deadline that falls due first (by time, then name, then seat)."""
-    return min(deadlines(record), key=Deadline.order)
+    return min(deadlines(record, state), key=Deadline.order)
 
 
 # --- what players read -------------------------------------------------------------
@@ -235,13 +236,14 @@ def when(moment: datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
-def deadline_lines(record: GameRecord, now: datetime) -> list[str]:
-    """What a board mail says of the running deadlines and of players on vacation."""
+def deadline_lines(record: GameRecord, state: State, now: datetime) -> list[str]:
+    """What a board mail says of the running deadlines and of players on vacation
+    (`state`: the current position)."""
     if record.status != "active":
         return []
     players = names(record)
     lines = []
-    timers = engine_deadlines(record)
+    timers = engine_deadlines(record, state)
     if timers:
         first = min(timers, key=Deadline.order)
         lines.append(f"Next deadline: {when(first.due)} ({first.name}).")
@@ -256,13 +258,21 @@ def deadline_lines(record: GameRecord, now: datetime) -> list[str]:
     return lines
 
 
+def proposed(vote: dict) -> str:
+    """What a vote proposes: `a draw`, `to take back the moves from move 3 on`."""
+    return "a draw" if vote["kind"] == DRAW else f"to take back the moves from move {vote['move']} on"
+
+
+def waiting_for(record: GameRecord, vote: dict) -> list[str]:
+    """The players who have still to answer the vote."""
+    return [name for seat, name in enumerate(names(record)) if seat != vote["by"] and seat not in vote["accepted"]]
+
+
 def vote_line(record: GameRecord) -> str:
     """The vote in progress, as every board mail shows it."""
-    players = names(record)
     vote = record.vote
-    what = "a draw" if vote["kind"] == DRAW else f"to take back the moves from move {vote['move']} on"
-    waiting = [players[s] for s in range(len(players)) if s != vote["by"] and s not in vote["accepted"]]
-    return f"Vote: {players[vote['by']]} proposes {what}; waiting for {', '.join(waiting)} to accept or reject."
+    return (f"Vote: {names(record)[vote['by']]} proposes {proposed(vote)}; "
+            f"waiting for {', '.join(waiting_for(record, vote))} to accept or reject.")
 
 
 def away_until(user: User, now: datetime) -> datetime | None:
@@ -285,7 +295,7 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
         note = f"Position after move {upto} of {len(record.moves)}."
     return render(
         "board.txt", title=game.title, board=record.board, status=status_line(record, state),
-        note=note, deadline="\n".join(deadline_lines(record, now) if upto is None and not hypothetical else []),
+        note=note, deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
         names=players, rows=rows, width=width,
         drawing=render_board(game, game.view(state, viewer), players),
         comments=[(who, text) for who, text in comments if text.strip()],

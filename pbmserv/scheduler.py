@@ -18,6 +18,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .clocks import FORFEIT, NAG, Deadline, in_words, setting_seconds, shifted
 from .config import Config
+from .games import State
 from .mail.outbound import Mail, queue_mails
 from .play import (board_mails, board_text, current_state, engine_of, next_deadline, record_action, set_due,
                    when)
@@ -50,11 +51,11 @@ def run_due(sessions: sessionmaker[Session], config: Config, now: datetime) -> i
 
 def fire(session: Session, config: Config, record: GameRecord) -> None:
     """Act on the earliest due deadline of `record` and mail those it concerns."""
-    deadline = next_deadline(record)
-    if deadline.name == NAG:
-        nag(session, config, record, deadline)
-        return
     state = current_state(record)
+    deadline = next_deadline(record, state)
+    if deadline.name == NAG:
+        nag(session, config, record, state, deadline)
+        return
     if deadline.name == FORFEIT:
         userid = record.seats[deadline.seat].user.userid
         record_action(session, record, state, deadline.seat, FORFEIT, FORFEIT, "", deadline.due, None)
@@ -67,16 +68,16 @@ def fire(session: Session, config: Config, record: GameRecord) -> None:
     queue_mails(session, config, mails, f"t{record.id}-{len(record.moves)}", deadline.due)
 
 
-def nag(session: Session, config: Config, record: GameRecord, deadline: Deadline) -> None:
+def nag(session: Session, config: Config, record: GameRecord, state: State, deadline: Deadline) -> None:
     """Remind the player of `deadline.seat` that it is their turn, once per turn."""
     key = str(deadline.seat)
     record.clocks = {**record.clocks, key: {**record.clocks[key], "nagged": True}}
-    set_due(record)
+    set_due(record, state)
     user = record.seats[deadline.seat].user
     since = datetime.fromisoformat(record.clocks[key]["since"])
     note = f"Reminder: it has been {user.userid}'s turn since {when(since)}."
     title = engine_of(record).title
-    body = board_text(config, record, current_state(record), deadline.seat, deadline.due, note=note)
+    body = board_text(config, record, state, deadline.seat, deadline.due, note=note)
     log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
     mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body,
                 reply_address(config, record, deadline.seat))

@@ -132,10 +132,14 @@ class Server:
 
     async def schedule_loop(self) -> None:
         """Fire deadlines as they fall due: sleep until the earliest one (or a change),
-        and note at least every RETRY_SECONDS that the server is alive."""
+        and note every RETRY_SECONDS that the server is alive (a write: not on every
+        wake-up, which every played mail causes)."""
+        clock, noted = asyncio.get_running_loop().time, None
         while not self.stopping.is_set():
             try:
-                await asyncio.to_thread(keep_alive, self.sessions, self.config, utcnow())
+                if noted is None or clock() - noted >= RETRY_SECONDS:
+                    await asyncio.to_thread(keep_alive, self.sessions, self.config, utcnow())
+                    noted = clock()
                 fired = await asyncio.to_thread(run_due, self.sessions, self.config, utcnow())
                 due = await asyncio.to_thread(earliest_due, self.sessions)
             except Exception:  # noqa: BLE001 - e.g. a move raced the deadline; try again soon

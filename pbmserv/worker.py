@@ -179,16 +179,15 @@ class Handler:
         else:
             first, _, comment = body.partition("\n")
             move, comment = first.strip(), comment.strip("\n")
-        ctx, outcome = self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment)
-        if isinstance(outcome, CommandError):
-            self.error_reply(self.error_subject(outcome), outcome, quoted_line=move)
-            return
-        self.outgoing += ctx.replies + ctx.notices
+        self.answer(*self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment), quoted_line=move)
 
     def run_single(self, line: CommandLine) -> None:
-        ctx, outcome = self.run(line)
+        self.answer(*self.run(line), quoted_line=line.text)
+
+    def answer(self, ctx: Context, outcome: str | CommandError, quoted_line: str) -> None:
+        """The mails a mail's one command caused, or its error to the sender."""
         if isinstance(outcome, CommandError):
-            self.error_reply(self.error_subject(outcome), outcome, quoted_line=line.text)
+            self.error_reply(self.error_subject(outcome), outcome, quoted_line=quoted_line)
             return
         self.outgoing += ctx.replies + ctx.notices
 

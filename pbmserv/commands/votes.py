@@ -29,7 +29,7 @@ dropped by `play.record_action`; board mails show votes only on a running board.
 from __future__ import annotations
 
 from ..games import Game
-from ..play import DRAW, UNDO, current_state, names, record_action, standing
+from ..play import DRAW, UNDO, current_state, names, proposed, record_action, standing, waiting_for
 from ..store.models import GameRecord, User
 from .base import CommandError, Context
 from .boards import play_move, send_boards
@@ -48,13 +48,7 @@ def votes_allowed(game: Game) -> bool:
 
 def proposal(record: GameRecord, vote: dict) -> str:
     """`alice's proposal of a draw`, `alice's proposal to take back the moves from move 3 on`."""
-    what = "of a draw" if vote["kind"] == DRAW else f"to take back the moves from move {vote['move']} on"
-    return f"{names(record)[vote['by']]}'s proposal {what}"
-
-
-def waiting_for(record: GameRecord, vote: dict) -> list[str]:
-    """The players who have still to answer the vote."""
-    return [name for seat, name in enumerate(names(record)) if seat != vote["by"] and seat not in vote["accepted"]]
+    return f"{names(record)[vote['by']]}'s proposal {'of ' if vote['kind'] == DRAW else ''}{proposed(vote)}"
 
 
 def move_or_vote(ctx: Context, game: Game, record: GameRecord, user: User, seat: int, text: str) -> str:
@@ -105,8 +99,7 @@ def propose(ctx: Context, game: Game, record: GameRecord, user: User, seat: int,
         vote["move"] = own[-1]
     record.vote = vote
     record.updated_at = ctx.now
-    what = "a draw" if kind == DRAW else f"to take back the moves from move {vote['move']} on"
-    note = (f"{user.userid} proposes {what}. To answer, send: "
+    note = (f"{user.userid} proposes {proposed(vote)}. To answer, send: "
             f"{game.name} move {board} USERID PASSWORD accept (or reject)")
     send_boards(ctx, record, current_state(record), user, [(user.userid, ctx.comment)], note=note)
     short = "a draw" if kind == DRAW else f"an undo from move {vote['move']}"

@@ -40,12 +40,6 @@ def find_user(session: Session, userid: str) -> User | None:
     return session.scalar(select(User).where(User.userid_key == userid.lower()))
 
 
-def users_at_address(session: Session, address: str) -> list[User]:
-    return list(session.scalars(
-        select(User).join(Address).where(Address.address_key == address.lower()).order_by(User.id)
-    ))
-
-
 def is_registered_address(session: Session, address: str) -> bool:
     return session.scalar(select(Address.id).where(Address.address_key == address.lower()).limit(1)) is not None
 
