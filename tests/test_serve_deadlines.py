@@ -107,3 +107,39 @@ def test_serve_gives_back_the_time_it_was_down(tmp_path):
         forfeit_now = record.due_at + timedelta(hours=1)
     assert abs(forfeit_now - forfeit_before) < timedelta(minutes=1)  # the three hours were given back
     assert f"\nalice forfeits if no move by {forfeit_now:%Y-%m-%d %H:%M} UTC.\n" in shown
+
+
+def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys):
+    """A vacation taken by mail holds off a forfeit under `replay` (dates jump) and is
+    shown on the board `serve` mails."""
+    from mailgen import mail as dated_mail, write_mbox
+    from pbmserv.cli import main
+
+    start = datetime(2026, 11, 1, 9, 0).astimezone()
+    lines = [("alice", "signup alice alice-pw", 0), ("bob", "signup bob bob-pw", 1),
+             ("alice", "superwari challenge alice alice-pw bob -nagtime=off -forfeittime=2d", 2),
+             ("alice", "vacation alice alice-pw 3", 3),
+             ("bob", "superwari show 101", 60 * 24 * 4),  # day 4: alice is due on day 5, not 2
+             ("bob", "superwari show 101", 60 * 24 * 6)]  # day 6: she has forfeited
+    mails = [dated_mail(f"{who}@example.org", subject, "", start + timedelta(minutes=minutes), n + 1)
+             for n, (who, subject, minutes) in enumerate(lines)]
+    monkeypatch.chdir(tmp_path)
+    for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["replay", str(write_mbox(tmp_path / "away.mbox", mails)), "--outbox", "out"]) == 0
+    shows = [m.get_payload(decode=True).decode() for m in read_maildir(tmp_path / "out")
+             if m["To"] == "bob@example.org" and m["Subject"].startswith("Super-Wari Board 101")]
+    assert "\nIt is alice's turn.\n" in shows[0] and "alice forfeits if no move by 2026-11-06" in shows[0]
+    assert "\nGame won by bob.\nalice forfeited: no move for 2 days.\n" in shows[1]
+
+    running = RunningServer(tmp_path / "serve")
+    try:
+        for message in mails[:4]:
+            running.send(message)
+        replies = running.replies(5)
+        assert replies[4]["Subject"] == "pbmserv vacation"
+        running.send(mail("bob", "superwari show 101"))
+        shown = running.replies(6)[5].get_payload(decode=True).decode()
+        assert "\nOn vacation: alice until " in shown
+    finally:
+        running.stop()
