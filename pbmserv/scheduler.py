@@ -14,6 +14,7 @@ import logging
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
 from .clocks import FORFEIT, NAG, Deadline, in_words, setting_seconds, shifted
@@ -92,12 +93,18 @@ def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
     back, if any."""
     grace = timedelta(seconds=setting_seconds(config.games.downtime_grace))
     with sessions.begin() as session:
-        row = session.get(Setting, ALIVE)
-        gap = now - datetime.fromisoformat(row.value) if row is not None else timedelta(0)
+        # Locked: of several servers on one database back from one outage, the first
+        # gives the time back and the others then see its note, not the old one.
+        row = session.get(Setting, ALIVE, with_for_update=True)
         if row is None:
-            row = Setting(name=ALIVE, value="")
-            session.add(row)
-        row.value = now.isoformat()
+            try:
+                with session.begin_nested():  # the first note; another server may write it too
+                    session.add(Setting(name=ALIVE, value=now.isoformat()))
+            except IntegrityError:
+                pass
+            return None
+        gap = now - datetime.fromisoformat(row.value)
+        row.value = max(now, datetime.fromisoformat(row.value)).isoformat()
         if gap <= grace:
             return None
         for record in session.scalars(select(GameRecord).where(GameRecord.status == "active",

@@ -10,6 +10,7 @@ at 12:05. Board mails are compared as whole text."""
 from __future__ import annotations
 
 import os
+import threading
 from datetime import datetime, timedelta, timezone
 
 import pytest
@@ -508,6 +509,26 @@ def test_downtime_pushes_the_clocks_back(server, down):
     else:
         assert fired == 2  # the reminder, then the forfeit
         assert record_of(server)["moves"][-1] == (2, 1, "forfeit", "forfeit", turn + 5 * DAY)
+
+
+def test_servers_back_from_one_outage_give_the_time_back_once(server):
+    """Several servers on one database notice the same silence at once; the first gives
+    the time back, the others see its note (on PostgreSQL they really race)."""
+    turn = bobs_turn(server)
+    alive(server, turn)
+    start = threading.Barrier(4)
+    gaps = []
+
+    def back() -> None:
+        start.wait()
+        gaps.append(alive(server, turn + 10 * DAY))
+    threads = [threading.Thread(target=back) for _ in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(30)
+    assert sorted(gaps, key=str) == [10 * DAY, None, None, None]
+    assert record_of(server)["clocks"]["1"]["pause"] == 10 * 86400
 
 
 def test_the_grace_comes_from_the_configuration(make_server):

@@ -3,7 +3,8 @@
 Each queued reply has a stable Message-ID. The Maildir and memory transports deliver
 it at most once even if asked twice (after a crash between delivering and marking it
 sent); through the SMTP relay a retried reply carries the same Message-ID, so the
-receiving side can recognise it.
+receiving side can recognise it. Several senders on one PostgreSQL database each
+claim their own replies (`deliver_queued`).
 """
 
 from __future__ import annotations
@@ -122,13 +123,17 @@ class MaildirTransport:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
         if (self.path / "new" / name).exists() or any((self.path / "cur").glob(f"{name}:*")):
             return
-        temporary = self.path / "tmp" / name
+        temporary = self.path / "tmp" / f"{name}.{os.getpid()}"
         with open(temporary, "wb") as handle:
             handle.write(raw)
             if self.durable:
                 handle.flush()
                 os.fsync(handle.fileno())
-        os.rename(temporary, self.path / "new" / name)
+        try:
+            os.link(temporary, self.path / "new" / name)  # unlike a rename, never replaces a file
+        except FileExistsError:
+            pass
+        os.unlink(temporary)
 
 
 class SmtpTransport:
@@ -168,26 +173,33 @@ def make_transport(config: Config, maildir: str | Path | None = None):
 
 
 def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
-    """Deliver every reply that is due; a failure is retried later with backoff. No
-    transaction is open while replies are on their way (a slow relay must not hold up
-    the SMTP listener or the worker). Outcomes are written once per `transport.batch`
-    replies: a crash before that write delivers them again, which a Maildir absorbs (one
-    file per Message-ID) and a relay would not (its batch is 1)."""
+    """Deliver every reply that is due; a failure is retried later with backoff.
+
+    Each batch of `transport.batch` replies is claimed, delivered, and its outcomes
+    written. On PostgreSQL the claim is a row lock held through the delivery, so
+    several senders on one database never deliver the same reply, and a sender that
+    dies lets go of its batch at once (its connection closes). SQLite has one write
+    lock for the whole database and a single sender: there no transaction is open while
+    replies are on their way (a slow relay must not hold up the listener or the worker).
+    A crash between delivering and writing the outcome delivers the batch again, which
+    a Maildir absorbs (one file per Message-ID) and a relay would not (its batch is 1)."""
     delivered = 0
     while True:
         with sessions() as session:
             due = [(row.id, row.recipients, row.raw, row.message_id)
                    for row in queued_outbound(session, now, limit=transport.batch)]
-        outcomes = []
-        for row_id, recipients, raw, message_id in due:
-            failure: Exception | None = None
-            try:
-                transport.deliver(recipients, raw, message_id)
-            except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
-                failure = error
-            outcomes.append((row_id, recipients, message_id, failure))
-        with sessions.begin() as session:
+            if session.bind.dialect.name == "sqlite":
+                session.close()  # its write lock is let go; the outcomes take it again
+            outcomes = []
+            for row_id, recipients, raw, message_id in due:
+                failure: Exception | None = None
+                try:
+                    transport.deliver(recipients, raw, message_id)
+                except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
+                    failure = error
+                outcomes.append((row_id, recipients, message_id, failure))
             delivered += record_outcomes(session, outcomes, now)
+            session.commit()
         if len(due) < transport.batch:
             return delivered
 

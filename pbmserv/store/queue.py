@@ -47,11 +47,13 @@ def queued_inbound_ids(session: Session) -> list[int]:
     return list(session.scalars(select(Inbound.id).where(Inbound.status == "queued").order_by(Inbound.id)))
 
 
-def queued_outbound(session: Session, now: datetime | None = None, limit: int | None = None) -> list[Outbound]:
-    query = select(Outbound).where(Outbound.status == "queued").order_by(Outbound.id).limit(limit)
-    if now is not None:
-        query = query.where((Outbound.next_attempt_at.is_(None)) | (Outbound.next_attempt_at <= now))
-    return list(session.scalars(query))
+def queued_outbound(session: Session, now: datetime, limit: int) -> list[Outbound]:
+    """Replies due at `now`, oldest first, claimed: on PostgreSQL they stay locked until
+    `session`'s transaction ends, and another sender skips them meanwhile."""
+    return list(session.scalars(
+        select(Outbound).where(Outbound.status == "queued",
+                               Outbound.next_attempt_at.is_(None) | (Outbound.next_attempt_at <= now))
+        .order_by(Outbound.id).limit(limit).with_for_update(skip_locked=True)))
 
 
 def retry_later(row: Outbound, now: datetime, error: str) -> None:
