@@ -231,5 +231,17 @@ def make_server(tmp_path, backend):
 
 
 @pytest.fixture
+def serve_url(tmp_path, backend):
+    """A database for a server of the test's own (`RunningServer`, `replay --db`): a
+    SQLite file beside the test's other files, and a PostgreSQL database too."""
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp_path / 'serve.db'}"
+        return
+    databases = Databases(backend)
+    yield databases.new()
+    databases.drop_all()
+
+
+@pytest.fixture
 def server(make_server) -> Server:
     return make_server()

@@ -444,12 +444,12 @@ SESSION_SUBJECTS = ["pbmserv signup", "pbmserv signup", "Super-Wari refuse", "Su
                     "Super-Wari Board 101 **", "Super-Wari Board 101 **"]
 
 
-def test_refuse_welcome_and_decline_through_replay(tmp_path, monkeypatch, capsys):
+def test_refuse_welcome_and_decline_through_replay(tmp_path, monkeypatch, capsys, serve_url):
     monkeypatch.chdir(tmp_path)
     for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     box = write_mbox(tmp_path / "challenges.mbox", mails_of(SESSION))
-    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    url = serve_url
     assert main(["replay", str(box), "--db", url, "--outbox", "out"]) == 0
     assert "Replayed 7 mails: 7 answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in capsys.readouterr().out
     out = maildir_messages(tmp_path / "out")
@@ -461,8 +461,8 @@ def test_refuse_welcome_and_decline_through_replay(tmp_path, monkeypatch, capsys
     assert len(mailbox.mbox(str(box))) == 7
 
 
-def test_decline_through_a_running_server(tmp_path):
-    running = RunningServer(tmp_path)
+def test_decline_through_a_running_server(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         for message in mails_of(SESSION):
             running.send(message)

@@ -22,8 +22,8 @@ from test_smtp import RunningServer
 ROOT = Path(__file__).parent.parent
 
 
-def test_conflicting_moves_over_many_connections_at_once(tmp_path):
-    running = RunningServer(tmp_path)
+def test_conflicting_moves_over_many_connections_at_once(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         for message in game_mails("superwari", seed=1)[:3]:  # two sign-ups and the challenge
             running.send(message)

@@ -15,8 +15,8 @@ from test_smtp import RunningServer, read_maildir
 SERVER = "pbmserv@localhost"
 
 
-def test_a_game_over_lmtp(tmp_path):
-    running = RunningServer(tmp_path, smtp={"protocol": "lmtp"})
+def test_a_game_over_lmtp(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url, smtp={"protocol": "lmtp"})
     try:
         mails = game_mails("wari", seed=7)[:4]  # two sign-ups, the challenge, a move
         with smtplib.LMTP("127.0.0.1", running.server.port, local_hostname="localhost") as client:
@@ -47,8 +47,8 @@ def conversation(port: int, steps: list[tuple[str, int]]) -> list[str]:
         return replies
 
 
-def test_lmtp_answers_data_once_per_recipient_and_stores_the_mail_once(tmp_path):
-    running = RunningServer(tmp_path, smtp={"protocol": "lmtp"})
+def test_lmtp_answers_data_once_per_recipient_and_stores_the_mail_once(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url, smtp={"protocol": "lmtp"})
     try:
         replies = conversation(running.server.port, [
             ("LHLO localhost", 1), ("MAIL FROM:<alice@example.org>", 1), (f"RCPT TO:<{SERVER}>", 1),
@@ -66,8 +66,8 @@ def test_lmtp_answers_data_once_per_recipient_and_stores_the_mail_once(tmp_path)
         running.stop()
 
 
-def test_lmtp_refuses_helo_and_ehlo(tmp_path):
-    running = RunningServer(tmp_path, smtp={"protocol": "lmtp"})
+def test_lmtp_refuses_helo_and_ehlo(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url, smtp={"protocol": "lmtp"})
     try:
         with socket.create_connection(("127.0.0.1", running.server.port), timeout=10) as sock:
             stream = sock.makefile("rwb")

@@ -386,8 +386,8 @@ def test_survive_observer_sees_no_hand_and_no_private_comment(server):
 # --- through serve and replay --------------------------------------------------------------------
 
 
-def test_an_observer_gets_the_board_mail_over_smtp(tmp_path):
-    running = RunningServer(tmp_path)
+def test_an_observer_gets_the_board_mail_over_smtp(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         start = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
         sent = [("alice", "signup alice alice-pw", ""), ("bob", "signup bob bob-pw", ""),

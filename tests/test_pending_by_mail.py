@@ -56,8 +56,8 @@ def test_move_helpers_through_replay(tmp_path, monkeypatch, capsys):
     check(maildir_messages(tmp_path / "out"))
 
 
-def test_move_helpers_through_serve(tmp_path):
-    running = RunningServer(tmp_path)
+def test_move_helpers_through_serve(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         for message in helper_mails():
             running.send(message)

@@ -331,10 +331,10 @@ def test_records_through_replay(tmp_path, monkeypatch, capsys):
                     (CAROL, "Super-Wari standings", texts[2])]
 
 
-def test_records_through_serve(tmp_path):
+def test_records_through_serve(tmp_path, serve_url):
     from test_smtp import RunningServer
 
-    running = RunningServer(tmp_path)
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         for message in record_mails(datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)):
             running.send(message)

@@ -418,8 +418,8 @@ def moves_over_smtp(running) -> int:
 
 
 @pytest.fixture
-def running(tmp_path):
-    server = RunningServer(tmp_path)
+def running(tmp_path, serve_url):
+    server = RunningServer(tmp_path, url=serve_url)
     yield server
     server.stop()
 
@@ -460,8 +460,8 @@ def replayed(outbox) -> list[tuple[str, str, str | None]]:
     return [(m["To"], m["Subject"], m["Reply-To"]) for m in maildir_messages(outbox)]
 
 
-def test_a_reply_to_play_in_replay_with_a_kept_database(in_tmp, capsys):
-    url = f"sqlite:///{in_tmp / 'kept.db'}"
+def test_a_reply_to_play_in_replay_with_a_kept_database(in_tmp, capsys, serve_url):
+    url = serve_url
     first = write_mbox(in_tmp / "first.mbox", game_mails("superwari", seed=3)[:4])
     assert main(["replay", str(first), "--db", url, "--outbox", "first"]) == 0
     address = replayed(in_tmp / "first")[-1][2]

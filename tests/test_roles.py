@@ -10,13 +10,13 @@ from pbmserv.cli import main
 from test_smtp import RunningServer, read_maildir
 
 
-def test_a_listener_and_a_worker_apart_play_a_game(tmp_path):
-    listener = RunningServer(tmp_path, roles=("smtp",))
+def test_a_listener_and_a_worker_apart_play_a_game(tmp_path, serve_url):
+    listener = RunningServer(tmp_path, url=serve_url, roles=("smtp",))
     try:
         for message in game_mails("wari", seed=7)[:3]:  # two sign-ups and a challenge
             listener.send(message)
         assert read_maildir(listener.maildir) == []  # stored, but nobody plays it here
-        rest = RunningServer(tmp_path, roles=("worker", "sender", "scheduler"))
+        rest = RunningServer(tmp_path, url=serve_url, roles=("worker", "sender", "scheduler"))
         try:
             replies = rest.replies(4)
             assert rest.server.port is None  # it does not listen

@@ -104,7 +104,7 @@ def replies(outbox) -> list[tuple[str, str, str, str]]:
             for m in maildir_messages(outbox)]
 
 
-def test_replay_fires_every_deadline_in_between_in_order(tmp_path, capsys):
+def test_replay_fires_every_deadline_in_between_in_order(tmp_path, capsys, serve_url):
     mails = [mail("alice@example.org", "signup alice alice-pw", "", T0, 1),
              mail("bob@example.org", "signup bob bob-pw", "", T0 + timedelta(minutes=1), 2),
              mail("alice@example.org", "clock challenge alice alice-pw bob -deadline=2h -first=bob", "",
@@ -112,7 +112,7 @@ def test_replay_fires_every_deadline_in_between_in_order(tmp_path, capsys):
              mail("alice@example.org", "clock move 101 alice alice-pw ready", "", T0 + timedelta(minutes=30), 4),
              # five hours later: rounds 1 and 2 time out at 11:02 and 13:02, before this mail
              mail("bob@example.org", "clock move 101 bob bob-pw ready #4", "", T0 + timedelta(hours=5), 5)]
-    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    url = serve_url
     assert main(["replay", str(write_mbox(tmp_path / "box.mbox", mails)), "--db", url, "--outbox", "out"]) == 0
     sent = replies(tmp_path / "out")
     deadline_mails = [(to, subject, date) for to, subject, date, body in sent if "Deadline passed" in body]
@@ -204,12 +204,12 @@ def test_challenge_errors_for_bad_time_and_player_parameters(server):
     assert reply.text.split("\n")[0] == "-first must name a player of this game (alice, bob), not 'zed'."
 
 
-def test_serve_fires_a_deadline_while_it_runs(tmp_path, monkeypatch):
+def test_serve_fires_a_deadline_while_it_runs(tmp_path, monkeypatch, serve_url):
     from test_smtp import RunningServer
 
     Clock.timers = lambda self, state: {f"round {state.round}": 1} if self.result(state) is None else {}
     try:
-        running = RunningServer(tmp_path)
+        running = RunningServer(tmp_path, url=serve_url)
         try:
             for message in [mail("alice@example.org", "signup alice alice-pw", "", T0, 1),
                             mail("bob@example.org", "signup bob bob-pw", "", T0, 2),

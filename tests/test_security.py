@@ -55,7 +55,7 @@ def test_wrong_passwords_from_a_registered_address_count_only_for_that_address(s
     assert server.one("bob@example.org", "change password bob bob-pw new-pw").subject == "pbmserv change password"
 
 
-def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog):
+def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog, serve_url):
     """Whole games over SMTP, with errors on the way (each quoting the mail that caused
     it): no outbound mail and no log line at the server's level carries a password."""
     import logging
@@ -64,7 +64,7 @@ def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog)
     from test_smtp import RunningServer
 
     caplog.set_level(logging.INFO)
-    running = RunningServer(tmp_path)
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         mails = game_mails("superwari", seed=4, params="-pits=4 -stones=2")
         for message in mails:

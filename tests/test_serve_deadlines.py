@@ -22,10 +22,6 @@ from pbmserv.store.models import GameRecord, Setting
 from test_smtp import RunningServer, read_maildir
 
 
-def open_sessions(tmp_path):
-    return open_database(f"sqlite:///{tmp_path / 'serve.db'}")
-
-
 def mail(sender: str, subject: str) -> EmailMessage:
     message = EmailMessage()
     message["From"] = f"{sender}@example.org"
@@ -37,9 +33,9 @@ def mail(sender: str, subject: str) -> EmailMessage:
     return message
 
 
-def start_game(tmp_path) -> None:
+def start_game(tmp_path, serve_url) -> None:
     """alice challenges bob with a 1 h reminder and a 2 h forfeit; the server stops."""
-    running = RunningServer(tmp_path)
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         for message in (mail("alice", "signup alice alice-pw"), mail("bob", "signup bob bob-pw"),
                         mail("alice", "superwari challenge alice alice-pw bob -nagtime=1h -forfeittime=2h")):
@@ -49,10 +45,10 @@ def start_game(tmp_path) -> None:
         running.stop()
 
 
-def age(tmp_path, hours: int, server_was_down: bool) -> datetime:
+def age(url: str, hours: int, server_was_down: bool) -> datetime:
     """Make the game `hours` older; with `server_was_down`, make the server's last sign
     of life as old too. The forfeit time the board showed before."""
-    sessions = open_sessions(tmp_path)
+    sessions = open_database(url)
     with sessions.begin() as session:
         record = session.scalar(select(GameRecord))
         before = record.due_at + timedelta(hours=1)  # due_at is the nag; the forfeit is an hour later
@@ -69,10 +65,10 @@ def subjects(tmp_path) -> list[str]:
     return [message["Subject"] for message in read_maildir(tmp_path / "outbox")]
 
 
-def test_serve_nags_and_forfeits_a_player_whose_time_ran_out(tmp_path):
-    start_game(tmp_path)
-    age(tmp_path, 3, server_was_down=False)  # three hours passed while the server ran
-    running = RunningServer(tmp_path)
+def test_serve_nags_and_forfeits_a_player_whose_time_ran_out(tmp_path, serve_url):
+    start_game(tmp_path, serve_url)
+    age(serve_url, 3, server_was_down=False)  # three hours passed while the server ran
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         replies = running.replies(7)
     finally:
@@ -85,15 +81,15 @@ def test_serve_nags_and_forfeits_a_player_whose_time_ran_out(tmp_path):
     nag, forfeit = (m.get_payload(decode=True).decode() for m in late[:2])
     assert "\nReminder: it has been alice's turn since " in nag
     assert "\nGame won by bob.\nalice forfeited: no move for 2 hours.\n" in forfeit
-    with open_sessions(tmp_path)() as session:
+    with open_database(serve_url)() as session:
         record = session.scalar(select(GameRecord))
         assert (record.status, [(m.seat, m.kind) for m in record.moves]) == ("finished", [(0, "forfeit")])
 
 
-def test_serve_gives_back_the_time_it_was_down(tmp_path):
-    start_game(tmp_path)
-    forfeit_before = age(tmp_path, 3, server_was_down=True)  # the server was down those three hours
-    running = RunningServer(tmp_path)
+def test_serve_gives_back_the_time_it_was_down(tmp_path, serve_url):
+    start_game(tmp_path, serve_url)
+    forfeit_before = age(serve_url, 3, server_was_down=True)  # the server was down those three hours
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         time.sleep(1.5)  # the scheduler has run: nothing may fall due
         assert len(subjects(tmp_path)) == 4
@@ -101,7 +97,7 @@ def test_serve_gives_back_the_time_it_was_down(tmp_path):
         shown = running.replies(5)[4].get_payload(decode=True).decode()
     finally:
         running.stop()
-    with open_sessions(tmp_path)() as session:
+    with open_database(serve_url)() as session:
         record = session.scalar(select(GameRecord))
         assert (record.status, record.moves) == ("active", [])
         forfeit_now = record.due_at + timedelta(hours=1)
@@ -109,7 +105,7 @@ def test_serve_gives_back_the_time_it_was_down(tmp_path):
     assert f"\nalice forfeits if no move by {forfeit_now:%Y-%m-%d %H:%M} UTC.\n" in shown
 
 
-def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys):
+def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys, serve_url):
     """A vacation taken by mail holds off a forfeit under `replay` (dates jump) and is
     shown on the board `serve` mails."""
     from mailgen import mail as dated_mail, write_mbox
@@ -132,7 +128,7 @@ def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys
     assert "\nIt is alice's turn.\n" in shows[0] and "alice forfeits if no move by 2026-11-06" in shows[0]
     assert "\nGame won by bob.\nalice forfeited: no move for 2 days.\n" in shows[1]
 
-    running = RunningServer(tmp_path / "serve")
+    running = RunningServer(tmp_path / "serve", url=serve_url)
     try:
         for message in mails[:4]:
             running.send(message)

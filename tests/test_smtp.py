@@ -31,9 +31,9 @@ SERVER = "pbmserv@localhost"
 class RunningServer:
     """`pbmserv serve` in a thread of this process, on a free port."""
 
-    def __init__(self, tmp_path, roles=None, **overrides):
+    def __init__(self, tmp_path, roles=None, url=None, **overrides):
         self.roles = roles
-        sections = {"database": {"url": f"sqlite:///{tmp_path / 'serve.db'}"},
+        sections = {"database": {"url": url or f"sqlite:///{tmp_path / 'serve.db'}"},
                     "security": {"password_cost": "fast"}, "server": {"seed": "test"},
                     "smtp": {"port": 0, "max_message_size": 20000},
                     "outbound": {"transport": "maildir", "maildir": str(tmp_path / "outbox")}}
@@ -85,8 +85,8 @@ read_maildir = maildir_messages
 
 
 @pytest.fixture
-def running(tmp_path):
-    server = RunningServer(tmp_path)
+def running(tmp_path, serve_url):
+    server = RunningServer(tmp_path, url=serve_url)
     yield server
     server.stop()
 
@@ -141,13 +141,13 @@ def test_recipients_sizes_and_status_codes(running):
     assert [r["Subject"] for r in running.replies(1)] == ["pbmserv list"]
 
 
-def test_nothing_but_a_new_mail_wakes_the_worker_at_once(tmp_path, monkeypatch):
+def test_nothing_but_a_new_mail_wakes_the_worker_at_once(tmp_path, monkeypatch, serve_url):
     """The worker notices mail at once, not at its next poll: with the poll a minute
     away, the reply still comes back within seconds."""
     import pbmserv.server
     monkeypatch.setattr(pbmserv.server, "POLL_SECONDS", 60.0)
     monkeypatch.setattr(pbmserv.server, "RETRY_SECONDS", 60.0)
-    running = RunningServer(tmp_path)
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         time.sleep(0.5)  # the first passes of the loops, at start-up, are over
         running.send(game_mails()[0])
@@ -179,9 +179,9 @@ class Relay:
         return "250 OK"
 
 
-def test_a_whole_game_with_replies_through_the_smtp_relay(tmp_path):
+def test_a_whole_game_with_replies_through_the_smtp_relay(tmp_path, serve_url):
     relay = Relay()
-    running = RunningServer(tmp_path, outbound={"transport": "smtp", "relay_host": "127.0.0.1",
+    running = RunningServer(tmp_path, url=serve_url, outbound={"transport": "smtp", "relay_host": "127.0.0.1",
                                                  "relay_port": relay.port})
     try:
         mails = game_mails("superwari", seed=2, params="-pits=4 -stones=2")

@@ -444,14 +444,14 @@ EXPECTED_NOTES = [  # the note of each board mail pair after the challenge and t
 ]
 
 
-def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch):
+def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch, serve_url):
     monkeypatch.chdir(tmp_path)
     for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")
     mails_in = vote_mails()
     box = write_mbox(tmp_path / "votes.mbox", mails_in)
-    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    url = serve_url
     assert main(["replay", str(box), "--db", url, "--outbox", "out"]) == 0
     assert "Replayed 12 mails: 12 answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in capsys.readouterr().out
     sent_back = [(m["To"], m["Subject"], m.get_payload(decode=True).decode())
@@ -472,8 +472,8 @@ def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch):
         assert record.state == get_game("superwari").serialise(replay(record))
 
 
-def test_votes_through_a_real_serve(tmp_path):
-    running = RunningServer(tmp_path)
+def test_votes_through_a_real_serve(tmp_path, serve_url):
+    running = RunningServer(tmp_path, url=serve_url)
     try:
         mails_in = vote_mails()
         for message in mails_in:
