@@ -58,10 +58,10 @@ def test_conflicting_moves_over_many_connections_at_once(tmp_path, serve_url):
         assert set(session.scalars(select(Inbound.status))) == {"done"}
 
 
-def test_conflicting_moves_from_several_processes_on_one_database(tmp_path):
+def test_conflicting_moves_from_several_processes_on_one_database(tmp_path, serve_url):
     """Eight `pbmserv deliver --process` at once, each storing one conflicting move and
     then working through the queue: every mail is processed once, one move is played."""
-    env = {"PATH": os.environ["PATH"], "PBMSERV_DATABASE_URL": f"sqlite:///{tmp_path / 'shared.db'}",
+    env = {"PATH": os.environ["PATH"], "PBMSERV_DATABASE_URL": serve_url,
            "PBMSERV_OUTBOUND_MAILDIR": str(tmp_path / "outbox"), "PBMSERV_SECURITY_PASSWORD_COST": "fast",
            "PBMSERV_SERVER_SEED": "test"}
 

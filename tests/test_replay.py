@@ -92,9 +92,9 @@ def test_duplicates_and_auto_replies_are_not_answered(tmp_path, capsys):
         ("alice@example.org", "pbmserv signup")]
 
 
-def test_db_option_keeps_the_database(tmp_path):
+def test_db_option_keeps_the_database(tmp_path, serve_url):
     box = write_mbox(tmp_path / "game.mbox", game_mails("wari", seed=5))
-    url = f"sqlite:///{tmp_path / 'kept.db'}"
+    url = serve_url
     assert main(["replay", str(box), "--db", url, "--outbox", "out"]) == 0
     with Session(create_engine(url)) as session:
         record = session.scalar(select(GameRecord))
