@@ -225,9 +225,14 @@ def error_subjects(maildir: Path) -> list[str]:
 
 # --- the two servers ---------------------------------------------------------------------
 
-def start_serve(scratch: Path) -> tuple[subprocess.Popen, int, Path, Path]:
+def start_serve(scratch: Path, url: str | None = None,
+                maildir: Path | None = None) -> tuple[subprocess.Popen, int, Path, Path]:
+    """`pbmserv serve` on a free port, its config and log in `scratch`; by default on a
+    SQLite file there and writing to scratch/outbox, or on database `url` and writing
+    to `maildir` (several processes may share both: bench_cluster.py)."""
     port = free_port()
-    maildir = scratch / "outbox"
+    maildir = maildir or scratch / "outbox"
+    url = url or f"sqlite:///{scratch / 'serve.db'}"
     config = scratch / "bench.toml"
     config.write_text(f"""
 [server]
@@ -236,7 +241,7 @@ seed = "bench"
 host = "{HOST}"
 port = {port}
 [database]
-url = "sqlite:///{scratch / 'serve.db'}"
+url = "{url}"
 [outbound]
 transport = "maildir"
 maildir = "{maildir}"

@@ -3,6 +3,7 @@
     .venv/bin/python bench/run.py            # everything, full size (several minutes)
     .venv/bin/python bench/run.py --quick    # small sizes: a smoke run
     .venv/bin/python bench/run.py engines replay   # some of them
+    TEST_DATABASE_URL=postgresql+psycopg://... .venv/bin/python bench/run.py cluster   # with PostgreSQL
 
 Each benchmark module has `run(quick: bool) -> list[Result]`.
 """
@@ -16,7 +17,7 @@ import time
 
 import common
 
-BENCHMARKS = ["engines", "replay", "smtp", "scale"]  # bench_<name>.py
+BENCHMARKS = ["engines", "replay", "smtp", "scale", "cluster"]  # bench_<name>.py
 
 
 def main(argv: list[str] | None = None) -> int:
