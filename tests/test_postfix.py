@@ -391,6 +391,32 @@ def test_postfix_keeps_the_mail_while_pbmserv_is_stopped(postfix, tmp_path):
         running.stop()
 
 
+def test_postfix_passes_over_a_stopped_server_of_several_on_one_database(postfix, tmp_path, serve_url):
+    """docs/deployment.md, several servers: two LMTP next-hops, two servers on one
+    database (and one Maildir); while the first is stopped the second takes the mail."""
+    servers = [RunningServer(tmp_path, url=serve_url, smtp={"protocol": "lmtp"}, server={"address": ADDRESS})
+               for _ in range(2)]
+    try:
+        first, second = (f"[127.0.0.1]:{server.server.port}" for server in servers)
+        settings, _ = main_cf(documented("virtual_transport = lmtp:[10.0.0.2]:2525, ",
+                                         **{"[10.0.0.2]:2525": first, "[10.0.0.3]:2525": second}))
+        postfix.start(settings)
+        postfix.send(help_mail(1), [ADDRESS], sender=ALICE)
+        postfix.replies(servers[0].maildir, 1)
+        servers[0].stop()
+        postfix.send(help_mail(2), [ADDRESS], sender=ALICE)
+        assert [r["Subject"] for r in postfix.replies(servers[1].maildir, 2)] == ["pbmserv help"] * 2
+        postfix.wait_for(lambda: postfix.queue() == [], "Postfix's queue to empty")
+        delivered = re.findall(r"to=<pbmserv@games\.test>, relay=127\.0\.0\.1\[127\.0\.0\.1\]:(\d+)", postfix.log())
+        assert delivered == [str(servers[0].server.port), str(servers[1].server.port)]
+        with servers[1].sessions() as session:
+            assert session.scalars(select(Inbound.status)).all() == ["done", "done"]
+    finally:
+        for server in servers:
+            if server.thread.is_alive():
+                server.stop()
+
+
 # --- the pipe -----------------------------------------------------------------------------
 
 
