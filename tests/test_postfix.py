@@ -256,7 +256,8 @@ def postfix():
 
 def lmtp_main(port: int) -> dict[str, str]:
     """docs/deployment.md §2, LMTP, "for a domain of its own"."""
-    settings, _ = main_cf(documented("virtual_transport = lmtp:inet:127.0.0.1:2525", **{"127.0.0.1:2525": f"127.0.0.1:{port}"}))
+    settings, _ = main_cf(documented("virtual_transport = lmtp:inet:127.0.0.1:2525",
+                                     **{"127.0.0.1:2525": f"127.0.0.1:{port}"}))
     assert settings["virtual_mailbox_domains"] == DOMAIN
     return settings
 
