@@ -56,6 +56,41 @@ class Reply:
         return self.body[: -len(FOOTER)] + "\n"
 
 
+CLOCK_START = datetime(2026, 11, 1, 12, 0)  # a fresh Server's clock before its first mail
+
+
+def sent(n: int) -> datetime:
+    """The fake clock of the n-th mail a fresh Server gets (it adds a minute per mail)."""
+    return CLOCK_START + timedelta(minutes=n)
+
+
+def body_of(reply: Reply) -> str:
+    """The reply's text without the footer and the blank line before it."""
+    text = reply.text
+    return text[:-1] if text.endswith("\n\n") else text
+
+
+def mails(replies: list[Reply]) -> list[tuple[str, list[str], str]]:
+    return [(r.subject, r.to, body_of(r)) for r in replies]
+
+
+def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int],
+            captured: str = "alice 0, bob 0") -> str:
+    """A Super-Wari (or, with 6 pits, Wari) board as drawn in mails: `top_row` as the
+    top player reads it from the left (their h..a)."""
+    n = len(bottom_row)
+    letters = "abcdefghij"[:n]
+    border = "+" + "----+" * n
+    return ("   " + "    ".join(reversed(letters)) + "\n"
+            + border + "\n"
+            + "|" + "".join(f" {s:2d} |" for s in top_row) + f"   {top}\n"
+            + border + "\n"
+            + "|" + "".join(f" {s:2d} |" for s in bottom_row) + f"   {bottom}\n"
+            + border + "\n"
+            + "   " + "    ".join(letters) + "\n"
+            + f"Captured: {captured}\n")
+
+
 def make_mail(sender: str, subject: str, body: str = "", *, date: datetime, message_id: str | None,
               headers: dict[str, str] | None = None) -> bytes:
     message = EmailMessage()
@@ -85,7 +120,7 @@ class Server:
         self.sessions = open_database(self.config.database.url)
         self.worker = Worker(self.sessions, self.config)
         self.transport = MemoryTransport()
-        self.clock = datetime(2026, 11, 1, 12, 0, 0)
+        self.clock = CLOCK_START
         self.count = 0
 
     def send_raw(self, raw: bytes, envelope_from: str | None = None) -> list[Reply]:

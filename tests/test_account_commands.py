@@ -7,7 +7,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from conftest import Server
+from conftest import Server, body_of
 
 from pbmserv.passwords import verify_password
 from pbmserv.store.repo import find_user
@@ -161,13 +161,6 @@ def stored_user(server: Server, userid: str) -> tuple[str, list[str]] | None:
 def password_is(server: Server, userid: str, password: str) -> bool:
     with server.sessions() as session:
         return verify_password(find_user(session, userid).password_hash, password)
-
-
-def body_of(reply) -> str:
-    """The reply's text without the footer and without the blank line that separates
-    the footer from it (conftest's `.text` keeps that line)."""
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
 
 
 def assert_error(reply, text: str, to: str) -> None:

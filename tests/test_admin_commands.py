@@ -11,6 +11,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
+from conftest import body_of, mails
 from pbmserv.passwords import verify_password
 from pbmserv.store.models import GameRecord, User
 from pbmserv.store.repo import find_game, find_user
@@ -20,15 +21,6 @@ BOB = "bob@example.org"
 CAROL = "carol@example.org"
 STRANGER = "someone@example.net"
 MASK = "********"
-
-
-def body_of(reply) -> str:
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def mails(replies) -> list[tuple[str, list[str], str]]:
-    return [(r.subject, r.to, body_of(r)) for r in replies]
 
 
 def error_text(problem: str, instead: str, quoted: str) -> str:

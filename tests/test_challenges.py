@@ -10,7 +10,7 @@ import mailbox
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import maildir_messages
+from conftest import body_of, maildir_messages, sent
 from mailgen import mail, write_mbox
 from sqlalchemy import func, select
 from test_smtp import RunningServer
@@ -23,17 +23,6 @@ ALICE = "alice@example.org"
 BOB = "bob@example.org"
 CAROL = "carol@example.org"
 MASK = "********"
-CLOCK_START = datetime(2026, 11, 1, 12, 0)  # conftest's Server clock before its first mail
-
-
-def sent(n: int) -> datetime:
-    """The fake clock of the n-th mail a fresh Server gets."""
-    return CLOCK_START + timedelta(minutes=n)
-
-
-def body_of(reply) -> str:
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
 
 
 def error(problem: str, instead: str, quoted: str, board: str = "") -> str:

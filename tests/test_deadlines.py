@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select
 
-from conftest import maildir_messages
+from conftest import body_of, drawing, maildir_messages, mails
 from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.config import ConfigError, load_config
@@ -38,31 +38,12 @@ CHALLENGE_USAGE = "Send: superwari challenge USERID PASSWORD OPPONENT ... [-NAME
 # --- helpers ---------------------------------------------------------------------------
 
 
-def body_of(reply) -> str:
-    """The reply's text without the footer and the blank line before it."""
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def mails(replies) -> list[tuple[str, list[str], str]]:
-    return [(r.subject, r.to, body_of(r)) for r in replies]
-
-
 def when(moment: datetime) -> str:
     return f"{moment:%Y-%m-%d %H:%M} UTC"
 
 
 def forfeits(userid: str, moment: datetime) -> str:
     return f"{userid} forfeits if no move by {when(moment)}."
-
-
-def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int]) -> str:
-    """The Super-Wari board: `top_row` as the top player reads it from the left (h..a)."""
-    border = "+" + "----+" * 8
-    return ("   h    g    f    e    d    c    b    a\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in top_row) + f"   {top}\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in bottom_row) + f"   {bottom}\n" + border + "\n"
-            + "   a    b    c    d    e    f    g    h\nCaptured: alice 0, bob 0\n")
 
 
 FULL = [3] * 8

@@ -12,7 +12,7 @@ import tempfile
 from datetime import datetime, timedelta
 
 import pytest
-from conftest import FAST_DIR, Server
+from conftest import CLOCK_START, FAST_DIR, Server, body_of, drawing, sent
 from sqlalchemy import func, select
 
 from pbmserv.games import get_game
@@ -25,41 +25,12 @@ BOB = "bob@example.org"
 CAROL = "carol@example.org"
 MASK = "********"
 
-CLOCK_START = datetime(2026, 11, 1, 12, 0)  # conftest's Server clock before its first mail
 FORFEIT_TIME = timedelta(days=21)  # the default -forfeittime
-
-
-def sent(n: int) -> datetime:
-    """The fake clock of the n-th mail a fresh Server gets (conftest adds a minute per mail)."""
-    return CLOCK_START + timedelta(minutes=n)
 
 
 def forfeits(userid: str, turn_began: datetime, after: timedelta = FORFEIT_TIME) -> str:
     """A running board's line for a player the server waits for."""
     return f"{userid} forfeits if no move by {turn_began + after:%Y-%m-%d %H:%M} UTC."
-
-
-def body_of(reply) -> str:
-    """The reply's text without the footer and without the blank line that separates
-    the footer from it (conftest's `.text` keeps that line)."""
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int],
-            captured: str = "alice 0, bob 0") -> str:
-    """The ASCII board: `top_row` as the top player reads it from the left (their h..a)."""
-    n = len(bottom_row)
-    letters = "abcdefghij"[:n]
-    border = "+" + "----+" * n
-    return ("   " + "    ".join(reversed(letters)) + "\n"
-            + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in top_row) + f"   {top}\n"
-            + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in bottom_row) + f"   {bottom}\n"
-            + border + "\n"
-            + "   " + "    ".join(letters) + "\n"
-            + f"Captured: {captured}\n")
 
 
 def summary(status: str, board: str, moves: str = "", note: str = "", comments: str = "",
@@ -554,12 +525,12 @@ def test_move_guard_error_text_of_the_design(server):
     server.send(ALICE, "superwari challenge alice alice-pw bob", "Good luck!")
     server.send(ALICE, "superwari move 101 alice alice-pw c #1", "Take that.\n")
     board = AFTER_C_BOB[:AFTER_C_BOB.index("\nalice writes:")]  # without the comment
-    for sent in ("c #3", "c#3"):
-        reply = server.one(BOB, f"superwari move 101 bob bob-pw {sent}")
+    for guard in ("c #3", "c#3"):
+        reply = server.one(BOB, f"superwari move 101 bob bob-pw {guard}")
         assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [BOB], error(
             "Move c received as move #3, but the next move on board 101 is #2.",
             "Look at the board below, then send your move again with the right number or none.",
-            f"> Subject: superwari move 101 bob {MASK} {sent}", board))
+            f"> Subject: superwari move 101 bob {MASK} {guard}", board))
     assert move_count(server) == 1
     assert [r.subject for r in server.send(BOB, "superwari move 101 bob bob-pw c#2")] == [
         "Super-Wari Board 101 alice"] * 2

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from conftest import maildir_messages
+from conftest import body_of, maildir_messages, mails
 from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.store.models import GameRecord, Subscription
@@ -25,16 +25,6 @@ DAVE = "dave@example.org"
 STRANGER = "someone@example.net"
 MASK = "********"
 CHAT_USAGE = "superwari chat BOARD USERID PASSWORD"
-
-
-def body_of(reply) -> str:
-    """The reply's text without the footer and the blank line before it."""
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def mails(replies) -> list[tuple[str, list[str], str]]:
-    return [(r.subject, r.to, body_of(r)) for r in replies]
 
 
 def heads(replies) -> list[tuple[str, list[str]]]:

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from conftest import FOOTER, maildir_messages
+from conftest import FOOTER, body_of, maildir_messages
 from mailgen import game_mails, mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.commands import records
@@ -26,12 +26,6 @@ CAROL = "carol@example.org"
 MASK = "********"
 LEGEND = "? provisional: fewer than 20 rated games.\n"
 SHOW_HINT = 'Send "superwari show BOARD" for the whole game: every move and the final board.\n'
-
-
-def body_of(reply) -> str:
-    """The reply's text without the footer and the blank line before it."""
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
 
 
 def elo(first: float, second: float, score: float) -> tuple[float, float]:

@@ -24,7 +24,7 @@ from email.message import EmailMessage
 import pytest
 from sqlalchemy import text
 
-from conftest import maildir_messages
+from conftest import body_of, drawing, maildir_messages, mails, sent
 from mailgen import game_mails, mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.replyto import reply_address, token_seat
@@ -39,34 +39,9 @@ SERVER = "pbmserv@localhost"
 MASK = "********"
 ADDRESS = re.compile(r"pbmserv\+(\d+)-(\d+)-([a-z2-7]{20})@localhost")
 
-CLOCK_START = datetime(2026, 11, 1, 12, 0)  # conftest's Server clock before its first mail
-
-
-def sent(n: int) -> datetime:
-    """The fake clock of the n-th mail a fresh Server gets (conftest adds a minute per mail)."""
-    return CLOCK_START + timedelta(minutes=n)
-
 
 def forfeits(userid: str, turn_began: datetime) -> str:
     return f"{userid} forfeits if no move by {turn_began + timedelta(days=21):%Y-%m-%d %H:%M} UTC."
-
-
-def body_of(reply) -> str:
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def mails(replies) -> list[tuple[str, list[str], str]]:
-    return [(r.subject, r.to, body_of(r)) for r in replies]
-
-
-def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int]) -> str:
-    """The Super-Wari board: `top_row` as the top player's pits h..a."""
-    border = "+" + "----+" * 8
-    return ("   h    g    f    e    d    c    b    a\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in top_row) + f"   {top}\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in bottom_row) + f"   {bottom}\n" + border + "\n"
-            + "   a    b    c    d    e    f    g    h\nCaptured: alice 0, bob 0\n")
 
 
 def board(viewer: str, alice: list[int], bob: list[int]) -> str:

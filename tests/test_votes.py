@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import maildir_messages
+from conftest import body_of, drawing, maildir_messages, mails, sent
 from mailgen import mail, write_mbox
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -26,37 +26,13 @@ CAROL = "carol@example.org"
 MASK = "********"
 ADDRESS = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 
-CLOCK_START = datetime(2026, 11, 1, 12, 0)  # conftest's Server clock before its first mail
 FORFEIT_TIME = timedelta(days=21)  # the default -forfeittime
 ANSWER = "To answer, send: superwari move 101 USERID PASSWORD accept (or reject)"
 VOTE_DRAW = "Vote: alice proposes a draw; waiting for bob to accept or reject."
 
 
-def sent(n: int) -> datetime:
-    """The fake clock of the n-th mail a fresh Server gets (conftest adds a minute per mail)."""
-    return CLOCK_START + timedelta(minutes=n)
-
-
 def forfeits(userid: str, turn_began: int) -> str:
     return f"{userid} forfeits if no move by {sent(turn_began) + FORFEIT_TIME:%Y-%m-%d %H:%M} UTC."
-
-
-def body_of(reply) -> str:
-    text = reply.text
-    return text[:-1] if text.endswith("\n\n") else text
-
-
-def mails(replies) -> list[tuple[str, list[str], str]]:
-    return [(r.subject, r.to, body_of(r)) for r in replies]
-
-
-def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int]) -> str:
-    """The Super-Wari board: `top_row` as the top player reads it from the left (their h..a)."""
-    border = "+" + "----+" * 8
-    return ("   " + "    ".join("hgfedcba") + "\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in top_row) + f"   {top}\n" + border + "\n"
-            + "|" + "".join(f" {s:2d} |" for s in bottom_row) + f"   {bottom}\n" + border + "\n"
-            + "   " + "    ".join("abcdefgh") + "\n" + "Captured: alice 0, bob 0\n")
 
 
 def summary(status: str, board: str, moves: str = "", note: str = "", deadline: str = "", comments: str = "") -> str:
