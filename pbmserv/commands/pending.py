@@ -72,10 +72,11 @@ class Queue(GameCommand):
         record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         text = " ".join(words)
         if text.lower() == CANCEL:
-            if pending_of(record, seat, "queue") is None:
+            queued = pending_of(record, seat, "queue")
+            if queued is None:
                 raise CommandError(f"{user.userid} has no queued move on board {record.board}.",
                                    f"To queue one, send: {self.usage(game)}")
-            record.pending.remove(pending_of(record, seat, "queue"))
+            record.pending.remove(queued)
             ctx.reply(f"{game.title} Board {record.board} queue", f"Your queued move on board {record.board} was removed.\n",
                       also_to=user.emails)
             return f"Queued move on {game.title} board {record.board} removed."
