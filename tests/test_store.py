@@ -11,24 +11,31 @@ from pbmserv.store.db import alembic_config, make_engine, migrate
 from pbmserv.store.models import Base, GameRecord
 
 
-def test_upgrading_an_empty_database_gives_the_models_schema(tmp_path):
-    engine = make_engine(f"sqlite:///{tmp_path / 'empty.db'}")
-    migrate(engine)
+def schema_differences(engine) -> list:
     with engine.connect() as connection:
         context = MigrationContext.configure(connection, opts={"compare_type": True})
-        assert compare_metadata(context, Base.metadata) == []
+        return compare_metadata(context, Base.metadata)
+
+
+def test_upgrading_an_empty_database_gives_the_models_schema(serve_url):
+    engine = make_engine(serve_url)
+    migrate(engine)
+    assert schema_differences(engine) == []
     assert set(inspect(engine).get_table_names()) == set(Base.metadata.tables) | {"alembic_version"}
+    engine.dispose()
 
 
-def test_every_migration_goes_down_and_up_again(tmp_path):
-    engine = make_engine(f"sqlite:///{tmp_path / 'cycle.db'}")
+def test_every_migration_goes_down_and_up_again(serve_url):
+    """On both databases: down to nothing, up again to exactly the models' schema."""
+    engine = make_engine(serve_url)
     config = alembic_config(engine)
     command.upgrade(config, "head")
     command.downgrade(config, "base")
     assert inspect(engine).get_table_names() == ["alembic_version"]
     command.upgrade(config, "head")
     migrate(engine)  # idempotent on an up-to-date database
-    assert "moves" in inspect(engine).get_table_names()
+    assert schema_differences(engine) == []
+    engine.dispose()
 
 
 def test_sqlite_is_in_wal_mode_with_full_sync(tmp_path):
