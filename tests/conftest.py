@@ -91,6 +91,26 @@ def drawing(top: str, top_row: list[int], bottom: str, bottom_row: list[int],
             + f"Captured: {captured}\n")
 
 
+DEPLOYMENT = Path(__file__).parent.parent / "docs" / "deployment.md"
+
+
+def deployment_block(*markers: str, **replacements: str) -> str:
+    """The indented block of docs/deployment.md (a configuration, a command) holding
+    every one of `markers`, with the guide's names, paths and ports replaced by a
+    test's: so the tests run the very lines the guide gives."""
+    blocks, block = [], []
+    for line in DEPLOYMENT.read_text().split("\n") + [""]:
+        if line.startswith("    ") or (block and not line.strip()):
+            block.append(line[4:])
+        elif block:
+            blocks.append("\n".join(block).strip() + "\n")
+            block = []
+    [text] = [b for b in blocks if all(marker in b for marker in markers)]
+    for old, new in replacements.items():
+        text = text.replace(old, new)
+    return text
+
+
 def make_mail(sender: str, subject: str, body: str = "", *, date: datetime, message_id: str | None,
               headers: dict[str, str] | None = None) -> bytes:
     message = EmailMessage()

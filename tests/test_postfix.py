@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from conftest import maildir_messages
+from conftest import deployment_block, maildir_messages
 from mailgen import game_mails, mail
 
 POSTFIX = shutil.which("postfix") or shutil.which("postfix", path="/usr/sbin:/usr/local/sbin")
@@ -55,24 +55,9 @@ PIPE_USER = "nobody"  # pipe(8) refuses root and the mail_owner; any unprivilege
 CLIENT = "client.test"  # the HELO name of this test's SMTP client, seen in Postfix's Received:
 
 
-DEPLOYMENT = Path(__file__).parent.parent / "docs" / "deployment.md"
-
-
 def documented(*markers: str, **replacements: str) -> str:
-    """The configuration block of docs/deployment.md (an indented block) holding every
-    one of `markers`, with the doc's names, paths and port replaced by this test's: so
-    the tests run the very lines the guide gives."""
-    blocks, block = [], []
-    for line in DEPLOYMENT.read_text().split("\n") + [""]:
-        if line.startswith("    ") or (block and not line.strip()):
-            block.append(line[4:])
-        elif block:
-            blocks.append("\n".join(block).strip() + "\n")
-            block = []
-    [text] = [b for b in blocks if all(marker in b for marker in markers)]
-    for old, new in {"games.example.org": DOMAIN, **replacements}.items():
-        text = text.replace(old, new)
-    return text
+    """A block of docs/deployment.md for this test's Postfix: its domain, and `replacements`."""
+    return deployment_block(*markers, **{"games.example.org": DOMAIN, **replacements})
 
 
 def main_cf(block: str) -> tuple[dict[str, str], str]:
