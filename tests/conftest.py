@@ -233,7 +233,8 @@ class Databases:
         self.backend = backend
         self.made: list[str] = []
 
-    def new(self) -> str:
+    def new(self, empty: bool = False) -> str:
+        """A new database, migrated (or `empty`: PostgreSQL only)."""
         if self.backend == "sqlite":
             directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
             self.made.append(directory)
@@ -242,7 +243,8 @@ class Databases:
         name = f"pbmserv_test_{os.getpid()}_{len(self.made)}_{os.urandom(3).hex()}"
         admin = create_engine(POSTGRESQL, isolation_level="AUTOCOMMIT")
         with admin.connect() as connection:  # a copy of a migrated template: migrating each one is slow
-            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{postgresql_template()}"'))
+            template = "template0" if empty else postgresql_template()
+            connection.execute(text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
         admin.dispose()
         self.made.append(name)
         return database_url(name)
