@@ -1,10 +1,12 @@
 """Configuration: defaults, the TOML file, environment overrides, and the example."""
 
+import re
 import tomllib
 from pathlib import Path
 
 import pytest
 
+from conftest import deployment_block
 from pbmserv.config import DEFAULTS, ConfigError, load_config
 
 EXAMPLE = Path(__file__).parent.parent / "config.example.toml"
@@ -61,3 +63,20 @@ def test_bad_environment_and_missing_file(tmp_path):
         load_config(environ={"PBMSERV_SMTP_COLOUR": "red"})
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "absent.toml", environ={})
+
+
+@pytest.mark.parametrize("markers, expected", [
+    (("[server]", "admins"), {("server", "address"): "pbmserv@games.example.org", ("smtp", "port"): 25,
+                              ("outbound", "transport"): "smtp",
+                              ("database", "url"): "sqlite:////srv/pbmserv/var/pbmserv.db"}),
+    (('protocol = "lmtp"',), {("smtp", "host"): "127.0.0.1", ("smtp", "port"): 2525, ("smtp", "protocol"): "lmtp"}),
+    (("[database]", "postgresql+psycopg"),
+     {("database", "url"): "postgresql+psycopg://pbmserv:SECRET@db.example.org/pbmserv"}),
+])
+def test_the_configurations_of_the_deployment_guide_load(tmp_path, markers, expected):
+    """Every pbmserv configuration docs/deployment.md gives is valid and means what it says."""
+    block = deployment_block(*markers)
+    path = tmp_path / "pbmserv.toml"
+    path.write_text(block[re.search(r"^\[", block, re.M).start():])  # from its first section on
+    config = load_config(path, environ={})
+    assert {(section, key): getattr(getattr(config, section), key) for section, key in expected} == expected
