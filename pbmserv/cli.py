@@ -19,6 +19,7 @@ from sqlalchemy import select
 from sqlalchemy.orm import sessionmaker
 
 from .config import Config, ConfigError, load_config
+from .keys import install_replay_key
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .scheduler import earliest_due, keep_alive, run_due
@@ -71,6 +72,8 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
         try:
             migrate(engine)
             sessions = sessionmaker(engine, expire_on_commit=False)
+            with sessions.begin() as session:
+                install_replay_key(session, config.server.seed)  # replies repeat from run to run
             worker = Worker(sessions, config)
             dates = [message_date(raw) for raw in raws]
             clock = naive_utc(min((d for d in dates if d), default=REPLAY_EPOCH))

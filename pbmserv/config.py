@@ -24,6 +24,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "host": "127.0.0.1",
         "port": 2525,
         "max_message_size": 1048576,
+        "max_recipients": 100,
         "protocol": "smtp",
     },
     "database": {
@@ -38,6 +39,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
     },
     "security": {
         "password_cost": "standard",
+        "trust_from": False,
     },
     "limits": {
         "commands_per_mail": 20,
@@ -45,6 +47,13 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "broadcasts_per_day": 1,
         "recent_moves": 10,
         "wrong_passwords_per_hour": 5,
+        "errors_per_day": 20,
+        "addresses_per_account": 5,
+        "confirmations_per_address": 2,
+        "confirmations_per_sender": 10,
+        "message_recipients": 10,
+        "messages_per_day": 30,
+        "keep_raw_days": 14,
     },
     "games": {
         "nag_time": "7d",
@@ -145,6 +154,12 @@ def _coerce(section: str, key: str, value: Any, where: str) -> Any:
         if isinstance(value, list) and all(isinstance(item, str) for item in value):
             return value
         raise ConfigError(f"{where}: expected a list of strings")
+    if isinstance(default, bool):
+        if isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().lower() in ("true", "false", "1", "0", "yes", "no"):
+            return value.strip().lower() in ("true", "1", "yes")
+        raise ConfigError(f"{where}: expected true or false, not {value!r}")
     if isinstance(default, int):
         try:
             if isinstance(value, bool):

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import hashlib
 import re
-import secrets
 from ..clocks import clock_params
 from ..games import games, get_game
+from ..keys import derive
 from ..passwords import hash_password
 from ..render import render
 from ..store.models import Address, User
@@ -72,19 +72,16 @@ def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
 
 
 def new_password_hash(ctx: Context, userid: str, password: str) -> str:
-    """The hash to store for a new password: its salt random, or derived from the
-    configured seed and the mail so that a replay stores the same hash."""
-    salt = bytes.fromhex(mailed_token(ctx, "salt", userid.lower())) if ctx.config.server.seed else None
+    """The hash to store for a new password, its salt derived from the server's key
+    and the mail (a replay, whose key comes from its seed, stores the same hash)."""
+    salt = bytes.fromhex(derive(ctx.session, "salt", ctx.inbound_id, userid.lower())[:32])
     return hash_password(password, ctx.config.security.password_cost, salt)
 
 
 def mailed_token(ctx: Context, *purpose: str) -> str:
-    """A token mailed to prove an address (confirm, reset): sixteen hex digits, random,
-    or derived from the configured seed so that replays give the same replies."""
-    if not ctx.config.server.seed:
-        return secrets.token_hex(8)
-    text = ":".join([ctx.config.server.seed, str(ctx.inbound_id), *purpose])
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
+    """A token mailed to prove an address (confirm, reset): sixteen hex digits from
+    the server's random key, the mail and the purpose (keys.py)."""
+    return derive(ctx.session, "token", ctx.inbound_id, *purpose)[:16]
 
 
 def token_hash(token: str) -> str:

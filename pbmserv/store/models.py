@@ -20,6 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
+from sqlalchemy.sql.expression import false
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Named constraints so Alembic batch migrations on SQLite can address them.
@@ -231,6 +232,10 @@ class Inbound(Base):
     status: Mapped[str] = mapped_column(String(16), index=True)  # queued | done | ignored | failed
     error: Mapped[str] = mapped_column(Text, default="")
     processed_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # times a worker began on it; a mail that kills its worker is set aside after a few
+    attempts: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    # its passwords masked in `raw`, once kept for [limits] keep_raw_days
+    masked: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
 
 
 class Outbound(Base):
