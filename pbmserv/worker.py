@@ -23,6 +23,7 @@ from .commands.reply import play_by_reply
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, queue_mails
+from .mail.text import Masker, passwords_in, quote
 from .mail.parse import CommandLine, ParsedMail, parse_message, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
@@ -33,7 +34,6 @@ from .store.repo import clear_bounces, count_bounces, is_registered_address, rat
 
 log = logging.getLogger(__name__)
 
-MASK = "********"
 BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subjects of board mails, after any prefix
 RETRIES = 3  # attempts for a mail that lost a race with another writer
 
@@ -109,7 +109,8 @@ class Handler:
         mail = parse_message(message, is_command, takes_text, is_body_command)
         clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
-        self.secrets = self.passwords_in(mail)
+        self.mask = Masker(passwords_in([mail.subject, *mail.text.split("\n")], password_words),
+                           self.config.server.address)
         self.registered = is_registered_address(self.session, mail.sender)
         limit = self.config.limits.commands_per_mail
         token = self.reply_token()
@@ -236,11 +237,11 @@ class Handler:
         """The error to the sender; to an unregistered address it quotes only the
         command line, and only a few times a day (no backscatter)."""
         if self.registered:
-            quoted = self.quote(f"Subject: {self.mail.subject}\n\n{self.mail.text}")
+            quoted = quote(f"Subject: {self.mail.subject}\n\n{self.mail.text}", self.mask)
         else:
             if self.suppressed():
                 return
-            quoted = self.quote(quoted_line)
+            quoted = quote(quoted_line, self.mask)
         if self.mail.reply_to:
             self.outgoing.append(Mail([self.mail.reply_to], subject, self.error_text(error, quoted=quoted)))
 
@@ -252,23 +253,3 @@ class Handler:
             self.row.error = "error reply suppressed: rate limit for unregistered addresses"
             return True
         return False
-
-    # --- masking and quoting -------------------------------------------------------
-    @staticmethod
-    def passwords_in(mail: ParsedMail) -> list[str]:
-        """The passwords on every line of the mail that reads as a command, run or not
-        (quoted lines too), so no quote of the mail can echo one."""
-        lines = [mail.subject, *mail.text.split("\n")]
-        return sorted({word for line in lines
-                       for word in password_words(line.lstrip("> \t").split())}, key=len, reverse=True)
-
-    def mask(self, text: str) -> str:
-        """`text` without the mail's passwords, nor any reply-to-play token (one plays
-        moves as a password would)."""
-        for secret in self.secrets:
-            text = re.sub(rf"(?<!\S){re.escape(secret)}(?!\S)", MASK, text)
-        local = re.escape(self.config.server.address.rpartition("@")[0])
-        return re.sub(rf"\b({local})\+[^@\s]+@", rf"\1+{MASK}@", text, flags=re.IGNORECASE)
-
-    def quote(self, text: str) -> str:
-        return "\n".join(f"> {line}".rstrip() for line in self.mask(text).strip("\n").split("\n"))
