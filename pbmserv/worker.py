@@ -7,10 +7,12 @@ and the worker goes on with the next one.
 
 from __future__ import annotations
 
+import email.utils
 import logging
 import re
 import traceback
 from collections.abc import Callable
+from email.message import EmailMessage
 
 from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError, OperationalError
@@ -19,12 +21,15 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
                             takes_text)
+from .commands.account import confirm_by_reply
+from .commands.base import unlock_by_reply
 from .commands.reply import play_by_reply
+from .keys import address_tag, split_tag
 from .config import Config
-from .mail.loopguard import loop_reason, parse_bytes
-from .mail.outbound import Mail, queue_mails
+from .mail.loopguard import header_text, loop_reason, parse_bytes
+from .mail.outbound import Mail, bounced_reply, queue_mails
 from .mail.text import Masker, passwords_in, quote
-from .mail.parse import CommandLine, ParsedMail, parse_message, strip_subject, unquoted_text
+from .mail.parse import RECIPIENT_HEADERS, CommandLine, parse_message, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
 from .store.models import Inbound
@@ -36,6 +41,9 @@ log = logging.getLogger(__name__)
 
 BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subjects of board mails, after any prefix
 RETRIES = 3  # attempts for a mail that lost a race with another writer
+MAX_STARTS = 3  # a mail whose processing was begun this often without finishing is set aside
+MAX_TAGGED = 100  # recipient addresses looked at for a tag
+SET_ASIDE = "set aside: processing was started 3 times without finishing (the process died each time)"
 
 
 class Worker:
@@ -57,6 +65,8 @@ class Worker:
         return done
 
     def process(self, inbound_id: int) -> None:
+        if not self.start(inbound_id):
+            return
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
@@ -75,6 +85,23 @@ class Worker:
             except Exception as error:  # noqa: BLE001 - kept and reported, never lost
                 self._fail(inbound_id, error)
                 return
+
+    def start(self, inbound_id: int) -> bool:
+        """Count one more start on a queued mail, committed before the work begins, so a
+        mail that kills the process (out of memory, a crash in a library) is set aside
+        after MAX_STARTS starts instead of looping for ever; False if it is not to be
+        worked on (set aside now, done already, or in another worker's hands)."""
+        with self.sessions.begin() as session:
+            row = session.scalar(select(Inbound).where(Inbound.id == inbound_id, Inbound.status == "queued")
+                                 .with_for_update(skip_locked=True))
+            if row is None:
+                return False
+            if row.attempts >= MAX_STARTS:
+                log.error("mail %s %s", inbound_id, SET_ASIDE)
+                row.status, row.error = "failed", SET_ASIDE
+                return False
+            row.attempts += 1
+        return True
 
     def _fail(self, inbound_id: int, error: BaseException) -> None:
         log.error("mail %s failed: %s", inbound_id, error)
@@ -101,10 +128,7 @@ class Handler:
         reason = loop_reason(message, self.config.server.address, row.envelope_from)
         if reason:
             row.status, row.error = "ignored", reason
-            bounced = failed_recipients(message)
-            if bounced:
-                count_bounces(self.session, bounced)
-                row.error += f"; delivery failed for {', '.join(bounced)}"
+            row.error += self.count_bounces(message)
             return
         mail = parse_message(message, is_command, takes_text, is_body_command)
         clear_bounces(self.session, mail.sender)  # the address works: it just wrote
@@ -113,9 +137,9 @@ class Handler:
                            self.config.server.address)
         self.registered = is_registered_address(self.session, mail.sender)
         limit = self.config.limits.commands_per_mail
-        token = self.reply_token()
-        if token is not None and not mail.commands:
-            self.run_reply(token)
+        tag = self.tag(mail.recipients)
+        if tag is not None and not mail.commands:
+            self.run_tagged(tag)
         elif not mail.commands:
             self.error_reply("pbmserv error", CommandError(
                 "Your mail holds no command: its Subject is not one, and no line of its body is one.",
@@ -127,6 +151,24 @@ class Handler:
             self.run_several(mail.commands[:limit], skipped=len(mail.commands) - limit)
         queue_mails(self.session, self.config, self.outgoing, str(row.id), self.now, mail.message_id, row.id)
         row.status = "done"
+
+    def count_bounces(self, message: EmailMessage) -> str:
+        """Count a delivery report against the addresses it names, but only if it came
+        back to the tagged envelope sender of a reply (VERP) and only for addresses that
+        reply went to: a forged report silences nobody. What was counted, for the log."""
+        bounced = failed_recipients(message)
+        if not bounced:
+            return ""
+        addresses = [address for name in RECIPIENT_HEADERS
+                     for _, address in email.utils.getaddresses([header_text(message, name)])][:MAX_TAGGED]
+        reply = next((found for address in addresses
+                      if (found := bounced_reply(self.session, self.config.server.address, address))), None)
+        if reply is None:
+            return f"; a delivery report for {', '.join(bounced)} not sent to a reply's bounce address: not counted"
+        sent_to = {a.lower() for a in reply.recipients}
+        counted = [a for a in bounced if a in sent_to]
+        count_bounces(self.session, counted)
+        return f"; delivery failed for {', '.join(counted) or 'no address of that reply'}"
 
     # --- running commands ------------------------------------------------------------
     def run(self, line: CommandLine) -> tuple[Context, str | CommandError]:
@@ -151,6 +193,7 @@ class Handler:
         except CommandError as error:
             savepoint.rollback()
             self.session.add_all(ctx.after_error)
+            self.outgoing += ctx.after_error_mails
             if error.game is None:
                 error.game = ctx.game
             if error.board is None:
@@ -159,16 +202,30 @@ class Handler:
         savepoint.commit()
         return ctx, summary
 
-    def reply_token(self) -> str | None:
-        """The token of a reply-to-play address (`pbmserv+TOKEN@domain`) the mail was
-        sent to, if any."""
-        local, _, domain = self.config.server.address.lower().rpartition("@")
-        for address in self.mail.recipients:
-            name, _, host = address.lower().rpartition("@")
-            base, plus, token = name.partition("+")
-            if plus and token and base == local and host == domain:
-                return token
+    def tag(self, recipients: list[str]) -> str | None:
+        """The tag of the first sub-address of the server (`pbmserv+TAG@domain`) the mail
+        was sent to, if any."""
+        for address in recipients[:MAX_TAGGED]:
+            tag = address_tag(self.config.server.address, address)
+            if tag:
+                return tag
         return None
+
+    def run_tagged(self, tag: str) -> None:
+        """A mail to one of the server's tagged addresses, holding no command: a move
+        (reply to play), or one reply that confirms an address or lifts a lock-out."""
+        if tag[:1].isdigit():
+            self.run_reply(tag)
+            return
+        kind, payload, given = split_tag(tag) or ("", "", "")
+        action = {"c": confirm_by_reply, "u": unlock_by_reply}.get(kind)
+        if action is None:
+            self.error_reply("pbmserv error", CommandError(
+                "This address of the server takes no mail from players.",
+                "Send commands to " + self.config.server.address + "; send 'help' for the commands."),
+                quoted_line=self.mail.subject)
+            return
+        self.answer(*self.attempt(lambda ctx: action(ctx, payload, given), ""), quoted_line=self.mail.subject)
 
     def run_reply(self, token: str) -> None:
         """A mail to a reply-to-play address holding no command: its move is the
@@ -211,7 +268,7 @@ class Handler:
         if skipped > 0:
             results.append(("...", f"{skipped} more command lines were not read: at most "
                                    f"{self.config.limits.commands_per_mail} commands a mail."))
-        if failed and not self.registered and self.suppressed():
+        if failed and self.suppressed():
             return
         self.outgoing.append(Mail(recipients, "pbmserv results", render("results.txt", results=results)))
 
@@ -235,21 +292,22 @@ class Handler:
 
     def error_reply(self, subject: str, error: CommandError, quoted_line: str) -> None:
         """The error to the sender; to an unregistered address it quotes only the
-        command line, and only a few times a day (no backscatter)."""
-        if self.registered:
-            quoted = quote(f"Subject: {self.mail.subject}\n\n{self.mail.text}", self.mask)
-        else:
-            if self.suppressed():
-                return
-            quoted = quote(quoted_line, self.mask)
+        command line. A few a day at most (see `suppressed`)."""
+        if self.suppressed():
+            return
+        text = f"Subject: {self.mail.subject}\n\n{self.mail.text}" if self.registered else quoted_line
         if self.mail.reply_to:
-            self.outgoing.append(Mail([self.mail.reply_to], subject, self.error_text(error, quoted=quoted)))
+            self.outgoing.append(Mail([self.mail.reply_to], subject,
+                                      self.error_text(error, quoted=quote(text, self.mask))))
 
     def suppressed(self) -> bool:
-        """Count an error reply to an unregistered address; True if it is over the
-        daily limit and must not be sent."""
-        if rate_limited(self.session, "unregistered-error", self.mail.sender.lower(), self.now,
-                        self.config.limits.unregistered_errors_per_day):
-            self.row.error = "error reply suppressed: rate limit for unregistered addresses"
+        """Count an error reply to the sender; True if it is over the day's limit and
+        must not be sent: a few to an address nobody registered (no backscatter), more
+        to a player's (an auto-responder that marks nothing must not loop for ever)."""
+        registered = self.registered
+        kind = "error" if registered else "unregistered-error"
+        limit = self.config.limits.errors_per_day if registered else self.config.limits.unregistered_errors_per_day
+        if rate_limited(self.session, kind, self.mail.sender.lower(), self.now, limit):
+            self.row.error = f"error reply suppressed: {limit} a day to {'an' if registered else 'an unregistered'} address"
             return True
         return False

@@ -242,12 +242,15 @@ def test_the_whole_rest_of_the_body_is_the_comment(game):
     assert body_of(replies[1]) == after_a("bob", comment)
 
 
-def test_a_reply_from_another_address_of_the_player_plays_and_gets_the_board(game):
-    replies = to_address(game, "alice@phone.example", game.address["alice"], "Re: Super-Wari Board 101 alice", "a\n")
-    assert mails(replies) == [
-        ("Super-Wari Board 101 bob", [ALICE, "alice@phone.example"], after_a("alice")),
-        ("Super-Wari Board 101 bob", [BOB], after_a("bob")),
-    ]
+def test_a_reply_from_an_address_the_player_has_not_registered_plays_nothing_and_shows_no_board(game):
+    """A forwarded board mail must not hand over the seat, nor the seat's view."""
+    reply, = to_address(game, "alice@phone.example", game.address["alice"], "Re: Super-Wari Board 101 alice",
+                        "a\n")
+    assert (reply.subject, reply.to, body_of(reply)) == ("pbmserv error", ["alice@phone.example"], error(
+        "Replies to play count only from the player's registered addresses.",
+        "Send it from your registered address, or: GAME move BOARD USERID PASSWORD MOVE",
+        "> a"))
+    assert_unchanged(game)
 
 
 def test_a_wrong_move_is_answered_with_the_legal_moves_and_changes_nothing(game):

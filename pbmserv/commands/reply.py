@@ -18,8 +18,12 @@ def play_by_reply(ctx: Context, token: str, text: str) -> str:
                            "mail was sent, or the address is not one of ours.",
                            "Send the move with your password: GAME move BOARD USERID PASSWORD MOVE")
     record, seat = found
-    ctx.board, ctx.game = record, engine_of(record)
     user = record.seats[seat].user
+    if ctx.mail.sender.lower() not in {a.address_key for a in user.addresses if a.confirmed}:
+        # a forwarded board mail must not hand over the seat, nor show its view: no board
+        raise CommandError("Replies to play count only from the player's registered addresses.",
+                           "Send it from your registered address, or: GAME move BOARD USERID PASSWORD MOVE")
+    ctx.board, ctx.game = record, engine_of(record)
     if user.disabled:
         raise CommandError(f"The account {user.userid} is closed.", "Write to the server's admins.")
     check_active(record, ctx.game, user)
