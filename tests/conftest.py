@@ -127,6 +127,7 @@ def make_mail(sender: str, subject: str, body: str = "", *, date: datetime, mess
     if message_id:
         message["Message-ID"] = message_id
     for name, value in (headers or {}).items():
+        del message[name]  # replaced, e.g. To: a reply address
         message[name] = value
     message.set_content(body)
     return message.as_bytes()
@@ -191,6 +192,19 @@ class Server:
     def signup(self, *userids: str) -> None:
         for userid in userids:
             self.one(f"{userid}@example.org", f"signup {userid} {userid}-pw")
+
+    def add_user(self, userid: str, password: str | None = None, address: str | None = None) -> None:
+        """A user made directly in the database, as `pbmserv user add` does: how admins,
+        whose userids signup refuses, come to be."""
+        from pbmserv.passwords import hash_password
+        from pbmserv.store.models import Address, User
+
+        address = address or f"{userid}@example.org"
+        with self.sessions.begin() as session:
+            session.add(User(userid=userid, userid_key=userid.lower(), created_at=self.clock,
+                             password_hash=hash_password(password or f"{userid}-pw", "fast"),
+                             addresses=[Address(position=0, address=address, address_key=address.lower(),
+                                                confirmed=True, failures=0)]))
 
 
 FAST_DIR = "/dev/shm" if os.path.isdir("/dev/shm") else None  # memory-backed where there is one

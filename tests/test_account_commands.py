@@ -132,8 +132,8 @@ Send "GAME help" for the rules of one.
 def welcome(userid: str, addresses: str) -> str:
     return (f"Welcome to pbmserv, {userid}.\n\n"
             f"Your account is registered to: {addresses}.\n"
-            f'Send "list" for the games, and "GAME challenge {userid} PASSWORD OPPONENT"\n'
-            "to start one.\n")
+            'Send "list" for the games, and this line to start one:\n\n'
+            f"    GAME challenge {userid} PASSWORD OPPONENT\n")
 
 
 def error_text(problem: str, instead: str, quoted: str) -> str:
@@ -182,8 +182,8 @@ def test_help_on_an_account_command(server):
         "signup USERID PASSWORD [ADDRESS ...]\n"
         "    open an account (addresses default to the one you write from)\n\n"
         "A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-        "characters without spaces (case-sensitive). An address other than the one\n"
-        "you write from gets a token to confirm it before it receives mail.\n")
+        "characters without spaces (case-sensitive). Each new address gets a mail\n"
+        "to confirm it (a reply does) before it receives anything else.\n")
 
 
 def test_help_on_a_two_word_command(server):
@@ -247,17 +247,20 @@ def test_signup_with_other_addresses_waits_for_their_confirmation(server):
     assert body_of(replies[0]) == (
         "Welcome to pbmserv, Carol.\n\n"
         "No address receives the mail of your account until one is confirmed.\n"
-        'Send "list" for the games, and "GAME challenge Carol PASSWORD OPPONENT"\n'
-        "to start one.\n\n"
-        "Waiting for confirmation: carol@example.org, c2@example.net. Each was sent a token; it receives mail\n"
-        "once the confirm line of that mail is sent back.\n")
+        'Send "list" for the games, and this line to start one:\n\n'
+        "    GAME challenge Carol PASSWORD OPPONENT\n\n"
+        "Waiting for confirmation: carol@example.org, c2@example.net.\n"
+        "Each was sent a mail to confirm it; it receives mail once confirmed.\n")
     token = body_of(replies[1]).split("confirm Carol ")[1].split()[0]
     assert body_of(replies[1]) == (
-        "Someone writing from alice@example.org asked to add this address to the account\n"
-        "Carol on this play-by-email server, so that its game mail comes here.\n\n"
-        "If that was you, send this line back (as the Subject, or in the body):\n\n"
+        "Someone writing from alice@example.org\n"
+        "asked to add this address to the account Carol\n"
+        "on this play-by-email server, so that its game mail comes here.\n\n"
+        "To confirm it, reply to this mail: nothing else is needed. Or send this line\n"
+        "(as the Subject, or in the body):\n\n"
         f"    confirm Carol {token}\n\n"
-        "If it was not, ignore this mail: nothing will be sent here.\n")
+        "If it was not you, ignore this mail: nothing more will be sent here.\n")
+    assert replies[1].message["Reply-To"].startswith("pbmserv+c-")
     assert stored_user(server, "carol") == ("Carol", [])
     confirmed = server.one("someone@else.example", "Re: pbmserv confirm", f"confirm carol {token.upper()}")
     assert (confirmed.subject, confirmed.to, body_of(confirmed)) == (
@@ -320,7 +323,8 @@ def test_signup_password_of_4_and_64_characters(server):
 @pytest.mark.parametrize("address", ["bad@", "no-at-sign", "<x@example.org>", "a@b@example.org"])
 def test_signup_bad_address(server, address):
     reply = server.one(CAROL, f"signup carol carol-pw carol@example.org {address}")
-    assert_error(reply, error_text(f"'{address}' is not an e-mail address.",
+    assert_error(reply, error_text(f"'{address}' is not an address pbmserv can deliver to.",
+                                   "pbmserv delivers to plain ASCII addresses such as alice@example.org.\n"
                                    "Send: signup USERID PASSWORD [ADDRESS ...]",
                                    f"> signup carol {MASK} carol@example.org {address}"), CAROL)
     assert stored_user(server, "carol") is None
@@ -429,8 +433,8 @@ def test_change_address(server):
                                                     ("pbmserv confirm", ["alice@new.example"])]
     assert body_of(replies[0]) == (
         "The addresses of alice are now: alice@new.example, alice@example.org.\n\n"
-        "Waiting for confirmation: alice@new.example. Each was sent a token; it receives mail\n"
-        "once the confirm line of that mail is sent back.\n")
+        "Waiting for confirmation: alice@new.example.\n"
+        "Each was sent a mail to confirm it; it receives mail once confirmed.\n")
     assert stored_user(server, "alice") == ("alice", [ALICE])  # the new one is not confirmed yet
     token = body_of(replies[1]).split("confirm alice ")[1].split()[0]
     server.one("alice@new.example", f"confirm alice {token}")
@@ -448,7 +452,8 @@ def test_change_address(server):
 def test_change_address_bad_address(server):
     server.signup("alice")
     reply = server.one(ALICE, "change address alice alice-pw alice@new.example bad@")
-    assert_error(reply, error_text("'bad@' is not an e-mail address.",
+    assert_error(reply, error_text("'bad@' is not an address pbmserv can deliver to.",
+                                   "pbmserv delivers to plain ASCII addresses such as alice@example.org.\n"
                                    "Send: change address USERID PASSWORD ADDRESS ...",
                                    f"> Subject: change address alice {MASK} alice@new.example bad@"), ALICE)
     assert stored_user(server, "alice") == ("alice", [ALICE])
@@ -612,7 +617,8 @@ def test_broadcast_to_everyone_by_a_non_admin(server):
 
 def test_broadcast_to_everyone_by_an_admin_is_not_rate_limited(make_server):
     server = make_server(server={"admins": ["Alice"]})
-    server.signup("alice", "bob", "carol")
+    server.add_user("alice")
+    server.signup("bob", "carol")
     for news in ("Maintenance tonight.", "Maintenance done."):
         replies = server.send(ALICE, "broadcast alice alice-pw", f"{news}\n-- \nthe admin")
         assert [(r.subject, r.to, body_of(r)) for r in replies] == [
@@ -741,7 +747,9 @@ def test_errors_to_an_unregistered_address_quote_the_command_line_and_are_rate_l
         assert_error(reply, expected, stranger)
     assert server.send(stranger, "change password alice guess guessed") == []
     assert server.send(stranger, "no command here") == []
-    assert server.send(stranger.upper(), "change password alice guess guessed") == []
+    # the fifth wrong password locks: alice is told, the stranger still gets nothing
+    assert [(r.to, r.subject) for r in server.send(stranger.upper(), "change password alice guess guessed")] == \
+        [([ALICE], "pbmserv lock")]
     # successes still get their answer, and other strangers their errors
     assert server.one(stranger, "list").subject == "pbmserv list"
     assert server.one("other@example.net", "help nothing").subject == "pbmserv error"

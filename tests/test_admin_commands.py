@@ -86,7 +86,8 @@ def board(top: str, bottom: str, captured: str) -> str:
 def admin_server(make_server):
     """alice, bob and carol; carol is an admin (configured as 'Carol': case-insensitive)."""
     server = make_server(server={"admins": ["Carol"]})
-    server.signup("alice", "bob", "carol")
+    server.signup("alice", "bob")
+    server.add_user("carol")
     return server
 
 
@@ -480,7 +481,8 @@ def test_prose_in_a_body_is_not_read_as_a_command(server):
 
 def test_an_aborted_board_shows_its_result_everywhere(make_server):
     server = make_server(server={"admins": ["carol"]})
-    server.signup("alice", "bob", "carol")
+    server.signup("alice", "bob")
+    server.add_user("carol")
     server.send("alice@example.org", "superwari challenge alice alice-pw bob")
     server.send("carol@example.org", "abort superwari 101 carol carol-pw")
     shown = server.one("bob@example.org", "superwari show 101")

@@ -62,8 +62,11 @@ def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
 
 
 def watched(server, params: str = "", subscribe: bool = True):
-    """alice against bob on Super-Wari board 101; carol watches it."""
-    server.signup("alice", "bob", "carol", "dave")
+    """alice against bob on Super-Wari board 101; carol watches it. Admins are made
+    as the command line makes them (signup refuses their userids)."""
+    admins = {admin.lower() for admin in server.config.server.admins}
+    for userid in ("alice", "bob", "carol", "dave"):
+        server.add_user(userid) if userid in admins else server.signup(userid)
     server.send(ALICE, f"superwari challenge alice alice-pw bob {params}".strip())
     if subscribe:
         server.one(CAROL, "superwari subscribe 101 carol carol-pw")

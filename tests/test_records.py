@@ -71,7 +71,8 @@ def players(server):
 @pytest.fixture
 def admin_server(make_server):
     server = make_server(server={"admins": ["carol"]})
-    server.signup("alice", "bob", "carol")
+    server.signup("alice", "bob")
+    server.add_user("carol")
     return server
 
 

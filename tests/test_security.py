@@ -18,11 +18,17 @@ def first_line(reply) -> str:
     return reply.text.split("\n")[0]
 
 
+def heads(replies) -> list[tuple[list[str], str]]:
+    return [(r.to, r.subject) for r in replies]
+
+
 def test_wrong_passwords_are_limited_per_sending_address(server):
     server.signup("alice")
-    for _ in range(5):
-        assert first_line(server.one("mallory@example.net", "change password alice guess1 new-pw")) == \
-            "Wrong password for alice."
+    for number in range(5):
+        replies = server.send("mallory@example.net", "change password alice guess1 new-pw")
+        assert first_line(replies[-1]) == "Wrong password for alice."
+        # the fifth starts a lock: alice is told
+        assert heads(replies[:-1]) == ([([ALICE], "pbmserv lock")] if number == 4 else [])
     refused = server.one("mallory@example.net", "change password alice alice-pw new-pw")
     assert refused.text.split("\n")[:2] == [
         "Too many wrong passwords were sent from mallory@example.net in the last hour.",
@@ -37,7 +43,9 @@ def test_wrong_passwords_are_limited_per_sending_address(server):
 def test_wrong_passwords_for_one_user_from_many_addresses(server):
     server.signup("alice")
     for number in range(5):
-        server.one(f"bot{number}@example.net", "superwari challenge alice guess alice")
+        replies = server.send(f"bot{number}@example.net", "superwari challenge alice guess alice")
+        assert heads(replies) == ([([ALICE], "pbmserv lock")] if number == 4 else []) + \
+            [([f"bot{number}@example.net"], "Super-Wari error")]
     refused = server.one("bot9@example.net", "change password alice alice-pw new-pw")
     assert refused.text.split("\n")[:2] == [
         "Too many wrong passwords for alice came from other addresses in the last hour.",
@@ -47,8 +55,10 @@ def test_wrong_passwords_for_one_user_from_many_addresses(server):
 
 def test_wrong_passwords_from_a_registered_address_count_only_for_that_address(server):
     server.signup("alice", "bob")
-    for _ in range(5):
+    for _ in range(4):
         server.one(ALICE, "change password alice typo new-pw")
+    assert heads(server.send(ALICE, "change password alice typo new-pw")) == [
+        ([ALICE], "pbmserv lock"), ([ALICE], "pbmserv error")]
     assert first_line(server.one(ALICE, "change password alice alice-pw new-pw")) == \
         "Too many wrong passwords were sent from alice@example.org in the last hour."
     # bob, writing from his own address, is not affected

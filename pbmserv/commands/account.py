@@ -4,17 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import re
+from datetime import timedelta
+
 from ..clocks import clock_params
 from ..games import games, get_game
-from ..keys import derive
+from ..keys import address_tag, derive, make_tag, tag_valid, tagged_address
+from ..mail.outbound import Mail
 from ..passwords import hash_password
 from ..render import render
-from ..store.models import Address, User
-from ..store.repo import all_users, find_user, players_of_type, rate_limited
-from .base import Command, CommandError, Context, account_commands, authenticate, command, game_commands, load_commands
+from ..store.models import Address, RateEvent, User
+from ..store.repo import all_users, find_user, players_of_type, rate_limited, recent_events
+from .base import (Command, CommandError, Context, account_commands, authenticate, command, fit, game_commands,
+                   load_commands)
 
 USERID = re.compile(r"[A-Za-z0-9_.-]{1,20}")
-ADDRESS = re.compile(r"[^@\s<>(),;:\"\[\]]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*")
+# what pbmserv delivers to: plain ASCII, a dot-atom local part, a domain of letters, digits, '-' and dots
+ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
+                     r"@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*")
 RESERVED_USERIDS = {"all", "error"}  # words of the board subjects
 
 
@@ -26,13 +32,16 @@ def plural(count: int, noun: str) -> str:
     return f"{count} {first}s" + (f" {rest}" if rest else "")
 
 
-def check_userid(userid: str) -> None:
+def check_userid(ctx: Context, userid: str) -> None:
     if not USERID.fullmatch(userid):
         raise CommandError(
             f"'{userid}' cannot be a userid: use 1 to 20 letters, digits, '_', '.' or '-'.",
             "Send: signup USERID PASSWORD [ADDRESS ...]")
     if userid.lower() in RESERVED_USERIDS:
         raise CommandError(f"'{userid}' cannot be a userid: the word is used in board subjects.",
+                           "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
+    if userid.lower() in {a.lower() for a in ctx.config.server.admins}:  # admins are made on the command line
+        raise CommandError(f"The userid {userid} is reserved for an admin of this server.",
                            "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
 
 
@@ -42,33 +51,73 @@ def check_password(password: str) -> None:
                            "Choose another password and send the command again.")
 
 
-def check_addresses(addresses: list[str], usage: str) -> list[str]:
-    """The addresses without duplicates (ignoring case), or an error naming a bad one."""
+def set_password(ctx: Context, user: User, password: str) -> None:
+    """Give `user` a new password; a reset token mailed before it stops working."""
+    check_password(password)
+    user.password_hash = new_password_hash(ctx, user.userid, password)
+    user.reset_token_hash, user.reset_expires = None, None
+
+
+def check_addresses(ctx: Context, addresses: list[str], usage: str) -> list[str]:
+    """The addresses without duplicates (ignoring case), or an error naming one that
+    pbmserv cannot deliver to (or the server's own), or saying there are too many."""
     unique: dict[str, str] = {}
     for address in addresses:
-        if not ADDRESS.fullmatch(address) or len(address) > 254:
-            raise CommandError(f"'{address}' is not an e-mail address.", f"Send: {usage}")
+        if not ADDRESS.fullmatch(address) or len(address) > 254 or \
+                address_tag(ctx.config.server.address, address) is not None or \
+                address.lower() == ctx.config.server.address.lower():
+            raise CommandError(fit(f"'{address}' is not an address pbmserv can deliver to."),
+                               "pbmserv delivers to plain ASCII addresses such as alice@example.org.\n"
+                               f"Send: {usage}")
         unique.setdefault(address.lower(), address)
+    limit = ctx.config.limits.addresses_per_account
+    if len(unique) > limit:
+        raise CommandError(f"An account has at most {limit} addresses, and this command names {len(unique)}.",
+                           f"Name at most {limit} and send: {usage}")
     return list(unique.values())
 
 
-def set_addresses(ctx: Context, user: User, addresses: list[str]) -> list[str]:
-    """Give `user` these addresses. The sender's address and the user's confirmed ones
-    count at once; each other one gets a confirmation mail with a token and receives
-    nothing until the token comes back (`confirm`). Returns the pending addresses."""
-    confirmed = {a.address_key for a in user.addresses if a.confirmed} | {ctx.mail.sender.lower()}
-    rows, pending = [], []
+def set_addresses(ctx: Context, user: User, addresses: list[str], signup: bool = False) -> list[str]:
+    """Give `user` these addresses. The user's confirmed ones stay confirmed, and so does
+    the sender's if `[security] trust_from` says a From is true; every other one gets
+    one confirmation mail (within the daily caps) and nothing else until its owner
+    replies to it. Returns the pending addresses."""
+    sender = ctx.mail.sender.lower()
+    confirmed = {a.address_key for a in user.addresses if a.confirmed} | \
+        ({sender} if ctx.config.security.trust_from else set())
+    rows, tokens = [], {}
     for position, address in enumerate(addresses):
         row = Address(position=position, address=address, address_key=address.lower(), confirmed=True, failures=0)
         if row.address_key not in confirmed:
-            token = mailed_token(ctx, user.userid_key, address)
-            row.confirmed, row.token_hash = False, token_hash(token)
-            pending.append(address)
-            ctx.notify([address], "pbmserv confirm", render("commands/confirm_request.txt", user=user,
-                                                             address=address, sender=ctx.mail.sender, token=token))
+            count_confirmation(ctx, row.address_key)
+            tokens[row.address_key] = mailed_token(ctx, user.userid_key, address)
+            row.confirmed, row.token_hash = False, token_hash(tokens[row.address_key])
         rows.append(row)
     user.addresses = rows
-    return pending
+    ctx.session.flush()  # the rows' ids go into the confirmation addresses
+    for row in rows:
+        if not row.confirmed:
+            tag = make_tag(ctx.session, "c", str(row.id), bind=row.token_hash)
+            ctx.notices.append(Mail(to=[row.address], subject="pbmserv confirm", body=fit(render(
+                "commands/confirm_request.txt", user=user, address=row.address, sender=ctx.mail.sender,
+                token=tokens[row.address_key], welcome=signup and row.address_key == sender)),
+                reply_to=tagged_address(ctx.config.server.address, tag)))
+    return [row.address for row in rows if not row.confirmed]
+
+
+def count_confirmation(ctx: Context, address_key: str) -> None:
+    """Count one confirmation mail to `address_key`, asked for by the sender; an error
+    over either daily cap, so that nobody can use the server to mail an address."""
+    limits = ctx.config.limits
+    if rate_limited(ctx.session, "confirm-address", address_key, ctx.now, limits.confirmations_per_address):
+        raise CommandError(fit(f"{address_key} was sent {plural(limits.confirmations_per_address, 'confirmation')} "
+                               "in the last 24 hours, the limit."),
+                           "Leave that address out, or send the command again tomorrow.")
+    if rate_limited(ctx.session, "confirm-sender", ctx.mail.sender.lower(), ctx.now,
+                    limits.confirmations_per_sender):
+        raise CommandError(fit(f"{ctx.mail.sender} asked for {plural(limits.confirmations_per_sender, 'confirmation')} "
+                               "in the last 24 hours, the limit."),
+                           "Send the command again tomorrow.")
 
 
 def new_password_hash(ctx: Context, userid: str, password: str) -> str:
@@ -91,8 +140,30 @@ def token_hash(token: str) -> str:
 def waiting_note(pending: list[str]) -> str:
     if not pending:
         return ""
-    return (f"\nWaiting for confirmation: {', '.join(pending)}. Each was sent a token; it receives mail\n"
-            "once the confirm line of that mail is sent back.\n")
+    return fit(f"\nWaiting for confirmation: {', '.join(pending)}.\n"
+               "Each was sent a mail to confirm it; it receives mail once confirmed.\n")
+
+
+def confirm_address(ctx: Context, address: Address) -> str:
+    """Mark `address` confirmed and answer as `confirm` does."""
+    user = address.user
+    address.confirmed, address.token_hash = True, None
+    ctx.reply("pbmserv confirm", fit(f"{address.address} now receives the mail of {user.userid}.\n"),
+              also_to=user.emails)
+    return f"{address.address} confirmed for {user.userid}."
+
+
+def confirm_by_reply(ctx: Context, payload: str, given_mac: str) -> str:
+    """Confirm the address a confirmation mail went to, by a reply to its
+    `pbmserv+c-ID-MAC` address: the MAC proves the mail was received, so any sender
+    may send it."""
+    address = ctx.session.get(Address, int(payload)) if payload.isdigit() and len(payload) <= 12 else None
+    if address is None or address.confirmed or not address.token_hash or \
+            not tag_valid(ctx.session, "c", payload, given_mac, bind=address.token_hash):
+        raise CommandError("This reply address confirms no address waiting for confirmation: it was\n"
+                           "confirmed already, or replaced, or the address is not one of ours.",
+                           "Send 'help confirm' for how to confirm an address.")
+    return confirm_address(ctx, address)
 
 
 @command
@@ -139,27 +210,27 @@ class Signup(Command):
     arguments = "USERID PASSWORD [ADDRESS ...]"
     summary = "open an account (addresses default to the one you write from)"
     description = ("A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-                   "characters without spaces (case-sensitive). An address other than the one\n"
-                   "you write from gets a token to confirm it before it receives mail.")
+                   "characters without spaces (case-sensitive). Each new address gets a mail\n"
+                   "to confirm it (a reply does) before it receives anything else.")
     min_args, max_args = 2, None
     password_args = (1,)
 
     def run(self, ctx: Context, args: list[str]) -> str:
         userid, password, *addresses = args
-        check_userid(userid)
+        check_userid(ctx, userid)
         existing = find_user(ctx.session, userid)
         if existing is not None:
             raise CommandError(f"The userid {existing.userid} is taken.",
                                "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
         check_password(password)
-        addresses = check_addresses(addresses or [ctx.mail.sender], self.usage())
+        addresses = check_addresses(ctx, addresses or [ctx.mail.sender], self.usage())
         user = User(userid=userid, userid_key=userid.lower(), created_at=ctx.now,
                     password_hash=new_password_hash(ctx, userid, password))
         ctx.session.add(user)
-        pending = set_addresses(ctx, user, addresses)
-        ctx.session.flush()
-        ctx.reply("pbmserv signup", render("commands/signup.txt", user=user) + waiting_note(pending),
-                  also_to=user.emails)
+        pending = set_addresses(ctx, user, addresses, signup=True)
+        if ctx.mail.sender.lower() not in {a.lower() for a in pending}:  # else its confirmation mail answers
+            ctx.reply("pbmserv signup", fit(render("commands/signup.txt", user=user)) + waiting_note(pending),
+                      also_to=user.emails)
         return f"Signed up {userid}."
 
 
@@ -174,8 +245,7 @@ class ChangePassword(Command):
     def run(self, ctx: Context, args: list[str]) -> str:
         userid, old, new = args
         user = authenticate(ctx, userid, old)
-        check_password(new)
-        user.password_hash = new_password_hash(ctx, user.userid, new)
+        set_password(ctx, user, new)
         ctx.reply("pbmserv change password", f"The password of {user.userid} is changed.\n", also_to=user.emails)
         return f"Password of {user.userid} changed."
 
@@ -185,8 +255,8 @@ class ChangeAddress(Command):
     name = "change address"
     arguments = "USERID PASSWORD ADDRESS ..."
     summary = "replace your e-mail addresses"
-    description = ("The old addresses get this notice once more. A new address other than the one\n"
-                   "you write from gets a token to confirm it before it receives mail.")
+    description = ("The old addresses get this notice once more. Each new address gets a mail\n"
+                   "to confirm it (a reply does) before it receives anything else.")
     min_args, max_args = 3, None
     password_args = (1,)
 
@@ -194,11 +264,10 @@ class ChangeAddress(Command):
         userid, password, *addresses = args
         user = authenticate(ctx, userid, password)
         old = user.emails
-        new = check_addresses(addresses, self.usage())
+        new = check_addresses(ctx, addresses, self.usage())
         pending = set_addresses(ctx, user, new)
-        ctx.session.flush()
         ctx.reply("pbmserv change address",
-                  f"The addresses of {user.userid} are now: {', '.join(new)}.\n" + waiting_note(pending),
+                  fit(f"The addresses of {user.userid} are now: {', '.join(new)}.\n") + waiting_note(pending),
                   also_to=old + user.emails)
         return f"Addresses of {user.userid} changed."
 
@@ -219,10 +288,7 @@ class Confirm(Command):
         if address is None:
             raise CommandError(f"That token confirms no address waiting for {userid}.",
                                "Send the confirm line exactly as the confirmation mail shows it.")
-        address.confirmed, address.token_hash = True, None
-        ctx.reply("pbmserv confirm", f"{address.address} now receives the mail of {user.userid}.\n",
-                  also_to=user.emails)
-        return f"{address.address} confirmed for {user.userid}."
+        return confirm_address(ctx, address)
 
 
 @command
@@ -256,6 +322,11 @@ class Message(Command):
     def run(self, ctx: Context, args: list[str]) -> str:
         userid, password, *to = args
         user = authenticate(ctx, userid, password)
+        limits = ctx.config.limits
+        if len({name.lower() for name in to}) > limits.message_recipients:
+            raise CommandError(f"A message goes to at most {limits.message_recipients} players, and this one names "
+                               f"{len({name.lower() for name in to})}.",
+                               "Send it to fewer players at a time, or broadcast it to the players of a game.")
         recipients = []
         for name in to:
             recipient = find_user(ctx.session, name)
@@ -267,6 +338,12 @@ class Message(Command):
             if recipient not in recipients:
                 recipients.append(recipient)
         text = relay_text(ctx, self.usage())
+        sent = recent_events(ctx.session, "message", user.userid_key, ctx.now, timedelta(days=1))
+        if sent + len(recipients) > limits.messages_per_day:
+            raise CommandError(fit(f"{user.userid} has sent {plural(sent, 'message')} in the last 24 hours, and may send "
+                                   f"{limits.messages_per_day} a day (one for each recipient)."),
+                               "Send it to fewer players, or again tomorrow.")
+        ctx.session.add_all(RateEvent(kind="message", key=user.userid_key, at=ctx.now) for _ in recipients)
         for recipient in recipients:
             ctx.notify(recipient.emails, f"[pbmserv] Message from {user.userid} via PBM Server",
                        render("commands/message.txt", sender=user, text=text))

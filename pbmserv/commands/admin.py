@@ -14,7 +14,7 @@ from ..games import get_game
 from ..play import board_mails, current_state, engine_of, names, refresh_timers, seat_of, status_line, when
 from ..store.models import GameRecord, User
 from ..store.repo import find_game, find_user, rate_limited, running_games
-from .account import check_password, mailed_token, new_password_hash, token_hash
+from .account import mailed_token, set_password, token_hash
 from .base import Command, CommandError, Context, authenticate, command
 from .boards import resign
 
@@ -88,9 +88,7 @@ class Reset(Command):
         if user.disabled:
             raise CommandError(f"The account {user.userid} is closed.",
                                "Write to the server's admins to have it opened again.")
-        check_password(new)
-        user.password_hash = new_password_hash(ctx, user.userid, new)
-        user.reset_token_hash, user.reset_expires = None, None
+        set_password(ctx, user, new)
         ctx.reply("pbmserv reset", f"The password of {user.userid} is changed.\n", also_to=user.emails)
         return f"Password of {user.userid} reset."
 

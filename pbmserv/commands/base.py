@@ -7,24 +7,36 @@ email commands). A duplicate name stops start-up.
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
+import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy.orm import Session
 
+from sqlalchemy import delete
+
 from ..config import Config
+from ..keys import make_tag, tag_valid, tagged_address
 from ..mail.outbound import Mail
 from ..mail.parse import ParsedMail
 from ..passwords import verify_password
-from ..store.models import RateEvent
+from ..store.models import RateEvent, User
 from ..store.repo import find_user, recent_events
 
 if TYPE_CHECKING:
     from ..games import Game
-    from ..store.models import User
+
+WIDTH = 78  # no line of a reply is longer
+
+
+def fit(text: str) -> str:
+    """`text` with each line longer than WIDTH (a long address in it) wrapped."""
+    return "\n".join(textwrap.fill(line, WIDTH, break_on_hyphens=False) if len(line) > WIDTH else line
+                     for line in text.split("\n"))
 
 
 class CommandError(Exception):
@@ -54,6 +66,7 @@ class Context:
     board: Any = None  # the GameRecord the command is about, once known: errors show it
     game: Game | None = None  # the game a game command is about: its errors' subjects name it
     after_error: list[Any] = field(default_factory=list)  # rows to keep even when the command fails
+    after_error_mails: list[Mail] = field(default_factory=list)  # mails to send even when it fails
     replies: list[Mail] = field(default_factory=list)  # answers to the sender
     notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)
 
@@ -203,19 +216,32 @@ def takes_text(words: list[str]) -> bool:
 
 
 def password_words(words: list[str]) -> list[str]:
-    """The passwords a command line carries, so quotes of it can mask them. For a
-    family with a wrong second word (`change passwd ...`) every member's password
-    positions count."""
+    """The passwords a command line carries, so quotes of it can mask them. For a game
+    or a family with an unknown command word (`superwari mvoe ...`, `change passwd
+    ...`) the positions of the closest command name count, or of every one if none is
+    close."""
     try:
         found = resolve(words)
     except CommandError:
-        family = [c for name, c in account_commands.items() if name.split()[0] == words[0].lower()]
-        args = words[2:]
-        return [args[i] for cmd in family for i in cmd.password_args if i < len(args)]
-    if found is None:
-        return []
-    cmd, _game, args = found
-    return [args[i] for i in cmd.password_args if i < len(args)]
+        family = {name.split()[1]: c for name, c in account_commands.items() if name.split()[0] == words[0].lower()}
+        return guessed_passwords(family, words)
+    if found is not None:
+        cmd, _game, args = found
+        return [args[i] for i in cmd.password_args if i < len(args)]
+    from ..games import get_game
+
+    if len(words) > 1 and get_game(words[0].lower()) is not None:
+        return guessed_passwords(game_commands, words)
+    return []
+
+
+def guessed_passwords(commands: dict[str, Command], words: list[str]) -> list[str]:
+    """The words at the password positions of the command `words[1]` was likely meant
+    to be (one of `commands`, by name), or of all of them."""
+    close = difflib.get_close_matches(words[1].lower(), list(commands), n=1)
+    meant = [commands[close[0]]] if close else list(commands.values())
+    args = words[2:]
+    return sorted({args[i] for cmd in meant for i in cmd.password_args if i < len(args)})
 
 
 PASSWORD_WINDOW = timedelta(hours=1)
@@ -225,29 +251,79 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     """The user whose password this is, or a CommandError saying which part is wrong.
 
     Wrong passwords are limited per sending address, and per user from addresses not
-    registered to that user (so a stranger cannot lock a player out of their own
-    account). Failures are counted even though the command's changes are undone."""
+    registered to that user. Failures are counted even though the command's changes
+    are undone. A forger can thus lock a player's own address for an hour, so when a
+    lock starts the player is told, and a reply to that mail lifts it (and reply to
+    play never passes here)."""
     user = find_user(ctx.session, userid)
     if user is None:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
     if user.disabled:
         raise CommandError(f"The account {user.userid} is closed.",
-                           f"Write to the server's admins ({', '.join(ctx.config.server.admins) or 'none named'}) "
-                           "to have it opened again.")
+                           fit(f"Write to the server's admins ({', '.join(ctx.config.server.admins) or 'none named'}) "
+                               "to have it opened again."))
     limit = ctx.config.limits.wrong_passwords_per_hour
     sender = ctx.mail.sender.lower()
     stranger = sender not in {a.lower() for a in user.emails}
-    if recent_events(ctx.session, "wrong-password", f"address:{sender}", ctx.now, PASSWORD_WINDOW) >= limit:
-        raise CommandError(f"Too many wrong passwords were sent from {ctx.mail.sender} in the last hour.",
+    counts = {f"address:{sender}": recent_events(ctx.session, "wrong-password", f"address:{sender}", ctx.now,
+                                                 PASSWORD_WINDOW)}
+    if counts[f"address:{sender}"] >= limit:
+        raise CommandError(fit(f"Too many wrong passwords were sent from {ctx.mail.sender} in the last hour."),
                            "Wait an hour, then send the command again with the right password.")
-    if stranger and recent_events(ctx.session, "wrong-password", f"user:{user.userid_key}", ctx.now,
-                                  PASSWORD_WINDOW) >= limit:
-        raise CommandError(f"Too many wrong passwords for {user.userid} came from other addresses in the last hour.",
-                           f"Send the command from an address registered to {user.userid}, or wait an hour.")
+    if stranger:
+        counts[f"user:{user.userid_key}"] = recent_events(ctx.session, "wrong-password", f"user:{user.userid_key}",
+                                                          ctx.now, PASSWORD_WINDOW)
+        if counts[f"user:{user.userid_key}"] >= limit:
+            raise CommandError(fit(f"Too many wrong passwords for {user.userid} came from other addresses in the "
+                                   "last hour."), f"Send the command from an address registered to {user.userid}, or wait an hour.")
     if not verify_password(user.password_hash, password):
-        keys = [f"address:{sender}"] + ([f"user:{user.userid_key}"] if stranger else [])
-        ctx.after_error += [RateEvent(kind="wrong-password", key=key, at=ctx.now) for key in keys]
+        ctx.after_error += [RateEvent(kind="wrong-password", key=key, at=ctx.now) for key in counts]
+        counts = {key: count + 1 for key, count in counts.items()}
+        if limit in counts.values():
+            tell_of_lock(ctx, user, counts[f"address:{sender}"], counts.get(f"user:{user.userid_key}"), limit)
         raise CommandError(f"Wrong password for {user.userid}.",
                            "Send the command again with your password (passwords are case-sensitive).")
     return user
+
+
+def tell_of_lock(ctx: Context, user: User, from_sender: int, from_strangers: int | None, limit: int) -> None:
+    """Mail the owner (at most once an hour) that wrong passwords locked commands out,
+    with an address to lift it: a forger who locks the player's own address out cannot
+    read it, so the player keeps a way in."""
+    key = f"user:{user.userid_key}"
+    if not user.emails or recent_events(ctx.session, "lock-notice", key, ctx.now, PASSWORD_WINDOW):
+        return
+    ctx.after_error.append(RateEvent(kind="lock-notice", key=key, at=ctx.now))
+    refused = ([ctx.mail.sender] if from_sender >= limit else []) + \
+        ([f"any address not registered to {user.userid}"] if (from_strangers or 0) >= limit else [])
+    strangers = "" if from_strangers is None else f", {from_strangers} from addresses not registered to it"
+    tag = make_tag(ctx.session, "u", str(user.id), bind=user.password_hash)
+    ctx.after_error_mails.append(Mail(to=user.emails, subject="pbmserv lock", body=fit(
+        f"Commands for {user.userid} with a wrong password came in the last hour: "
+        f"{from_sender} from {ctx.mail.sender}{strangers}.\n\n"
+        f"For an hour, commands with a password are refused from {' and from '.join(refused)}. "
+        "Moves sent by replying to a board mail still work.\n\n"
+        "To lift the lock now, reply to this mail: nothing else is needed.\n"
+        "If the wrong passwords were not yours, someone is guessing your password:\n"
+        "keep it long and secret (change password USERID OLD NEW).\n"),
+        reply_to=tagged_address(ctx.config.server.address, tag)))
+
+
+def unlock_by_reply(ctx: Context, payload: str, given_mac: str) -> str:
+    """Lift the wrong-password locks of the user a lock mail (`pbmserv+u-...`) went to:
+    the reply must come from one of that user's confirmed addresses."""
+    user = ctx.session.get(User, int(payload)) if payload.isdigit() and len(payload) <= 12 else None
+    if user is None or not tag_valid(ctx.session, "u", payload, given_mac, bind=user.password_hash):
+        raise CommandError("This reply address lifts no lock: the password changed since the lock\n"
+                           "mail was sent, or the address is not one of ours.",
+                           "Wait for the hour to pass, or send the command from a registered address.")
+    confirmed = [a.address_key for a in user.addresses if a.confirmed]
+    if ctx.mail.sender.lower() not in confirmed:
+        raise CommandError(f"Only an address registered to {user.userid} can lift its lock.",
+                           "Reply to the lock mail from the address it was sent to.")
+    keys = [f"user:{user.userid_key}"] + [f"address:{address}" for address in confirmed]
+    ctx.session.execute(delete(RateEvent).where(RateEvent.kind == "wrong-password", RateEvent.key.in_(keys)))
+    ctx.reply("pbmserv unlock", f"Commands for {user.userid} with its password are accepted again.\n",
+              also_to=user.emails)
+    return f"Lock on {user.userid} lifted."
