@@ -328,7 +328,9 @@ def test_sigkill_at_random_moments_loses_nothing_and_answers_each_mail_once(tmp_
     assert len(files) == len(outbound), "a reply file is missing or extra"
     for message_id, _status, raw in outbound:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
-        assert files.get(name) == raw, f"reply {message_id} is missing or not whole in the Maildir"
+        file = files.get(name, b"")  # the envelope sender's Return-Path line, then the reply
+        assert file.startswith(b"Return-Path: <pbmserv+b-") and file.partition(b"\n")[2] == raw, \
+            f"reply {message_id} is missing or not whole in the Maildir"
     replies = [parse(raw) for raw in files.values()]
     per_key = Counter((reply["In-Reply-To"], str(reply["To"])) for reply in replies)
     assert {key: count for key, count in per_key.items() if count != 1} == {}, "a reply delivered twice"

@@ -461,13 +461,14 @@ class GatedTransport:
     """A memory transport whose first delivery waits for the test's go-ahead."""
 
     batch = 1
+    server_address = "pbmserv@localhost"
 
     def __init__(self) -> None:
         self.delivered: list[tuple[list[str], bytes]] = []
         self.entered = threading.Event()
         self.gate = threading.Event()
 
-    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str, sender: str) -> None:
         if not self.entered.is_set():
             self.entered.set()
             assert self.gate.wait(20), "the test never opened the gate"

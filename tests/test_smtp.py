@@ -34,7 +34,7 @@ class RunningServer:
     def __init__(self, tmp_path, roles=None, url=None, **overrides):
         self.roles = roles
         sections = {"database": {"url": url or f"sqlite:///{tmp_path / 'serve.db'}"},
-                    "security": {"password_cost": "fast"}, "server": {"seed": "test"},
+                    "security": {"password_cost": "fast", "trust_from": True}, "server": {"seed": "test"},
                     "smtp": {"port": 0, "max_message_size": 20000},
                     "outbound": {"transport": "maildir", "maildir": str(tmp_path / "outbox")}}
         for section, keys in overrides.items():
@@ -165,17 +165,21 @@ def free_port() -> int:
 class Relay:
     """A second aiosmtpd server standing in for the outbound relay."""
 
-    def __init__(self, answers: list[str] | None = None):
+    def __init__(self, answers: list[str] | None = None, **smtp):
+        """`smtp`: options of aiosmtpd's SMTP, such as `enable_SMTPUTF8=True`."""
         self.received: list[tuple[str, list[str], bytes]] = []
+        self.mail_options: list[list[str]] = []  # MAIL FROM's options, a list per mail received
         self.answers = list(answers or [])
         self.port = free_port()
-        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, server_hostname="relay.test")
+        self.controller = Controller(self, hostname="127.0.0.1", port=self.port, server_hostname="relay.test",
+                                     **smtp)
         self.controller.start()
 
     async def handle_DATA(self, server, session, envelope):
         if self.answers:
             return self.answers.pop(0)
         self.received.append((envelope.mail_from, envelope.rcpt_tos, envelope.original_content))
+        self.mail_options.append(envelope.mail_options)
         return "250 OK"
 
 
@@ -196,7 +200,7 @@ def test_a_whole_game_with_replies_through_the_smtp_relay(tmp_path, serve_url):
         relay.controller.stop()
     assert len(relay.received) == expected
     sender, recipients, last = relay.received[-1]
-    assert sender == SERVER and recipients == ["alice@example.org"]
+    assert re.fullmatch(r"pbmserv\+b-\d+-[a-z2-7]{20}@localhost", sender) and recipients == ["alice@example.org"]
     assert re.search(rb"^(Game won by (alice|bob)\.|Game was a tie\.)\r?$", last, re.MULTILINE)
     assert not (tmp_path / "outbox").exists()
 

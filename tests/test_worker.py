@@ -35,8 +35,8 @@ def test_replies_are_delivered_once_even_if_asked_twice(tmp_path, server):
     maildir = MaildirTransport(tmp_path / "box")
     memory = MemoryTransport()
     for _ in range(2):
-        maildir.deliver(row.recipients, row.raw, row.message_id)
-        memory.deliver(row.recipients, row.raw, row.message_id)
+        maildir.deliver(row.recipients, row.raw, row.message_id, "pbmserv@localhost")
+        memory.deliver(row.recipients, row.raw, row.message_id, "pbmserv@localhost")
     assert len(list((tmp_path / "box" / "new").iterdir())) == 1
     assert len(memory.delivered) == 1
 

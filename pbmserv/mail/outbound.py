@@ -23,6 +23,7 @@ from pathlib import Path
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
+from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
 from ..render import render
 from ..store.models import Outbound
 from ..store.queue import instance_token, queued_outbound, retry_later
@@ -90,42 +91,74 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
     return message.as_bytes()
 
 
+def with_headers(raw: bytes, name: str, values: list[str]) -> bytes:
+    """`raw` with a `name: value` line for each of `values` first, in the line ending
+    `raw` uses (as a delivering MTA adds Return-Path or X-Original-To)."""
+    newline = b"\r\n" if b"\r\n" in raw[:2000] else b"\n"
+    prefix = name.encode() + b": "
+    return b"".join(prefix + value.encode("utf-8", "replace") + newline for value in values) + raw
+
+
+def envelope_sender(session: Session, server_address: str, outbound_id: int) -> str:
+    """The envelope sender of one reply, `local+b-ID-MAC@domain`: a bounce comes back
+    to it, naming the reply it is about in a way nobody can forge (VERP)."""
+    return tagged_address(server_address, make_tag(session, "b", str(outbound_id)))
+
+
+def bounced_reply(session: Session, server_address: str, recipient: str) -> Outbound | None:
+    """The reply whose envelope sender `recipient` is (a To, Delivered-To or
+    X-Original-To address of a delivery report), if its tag is genuine; else None."""
+    parts = split_tag(address_tag(server_address, recipient) or "")
+    if parts is None:
+        return None
+    kind, payload, given = parts
+    if kind != "b" or not tag_valid(session, kind, payload, given):  # the MAC first: only ids we made
+        return None
+    return session.get(Outbound, int(payload))
+
+
 class MemoryTransport:
-    """Keeps delivered mail in a list: for tests and embedding."""
+    """Keeps delivered mail in a list, `(recipients, raw)`, and the envelope sender of
+    each in the parallel list `senders`: for tests and embedding."""
 
     batch = 100  # delivering a reply twice keeps one copy, so outcomes are written per batch
 
-    def __init__(self) -> None:
+    def __init__(self, server_address: str = "pbmserv@localhost") -> None:
+        self.server_address = server_address
         self.delivered: list[tuple[list[str], bytes]] = []
+        self.senders: list[str] = []
         self._seen: set[str] = set()
 
-    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str, sender: str) -> None:
         if message_id not in self._seen:
             self._seen.add(message_id)
             self.delivered.append((recipients, raw))
+            self.senders.append(sender)
 
 
 class MaildirTransport:
     """Writes each reply as one file of a Maildir's `new/`, named after its Message-ID
-    so that delivering the same reply twice leaves one file. `durable`: each file is
-    on disk before it counts as delivered (a replay's outbox, which the replay can
+    so that delivering the same reply twice leaves one file, with the envelope sender
+    in a `Return-Path` line first, as a delivering MTA writes it. `durable`: each file
+    is on disk before it counts as delivered (a replay's outbox, which the replay can
     write again, does without)."""
 
     batch = 100  # delivering a reply twice leaves one file, so outcomes are written per batch
 
-    def __init__(self, path: str | Path, durable: bool = True):
+    def __init__(self, path: str | Path, durable: bool = True, server_address: str = "pbmserv@localhost"):
         self.path = Path(path)
         self.durable = durable
+        self.server_address = server_address
         for sub in ("tmp", "new", "cur"):
             (self.path / sub).mkdir(parents=True, exist_ok=True)
 
-    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str, sender: str) -> None:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
         if (self.path / "new" / name).exists() or any((self.path / "cur").glob(f"{name}:*")):
             return
         temporary = self.path / "tmp" / f"{name}.{os.getpid()}"
         with open(temporary, "wb") as handle:
-            handle.write(raw)
+            handle.write(with_headers(raw, "Return-Path", [f"<{sender}>"]))
             if self.durable:
                 handle.flush()
                 os.fsync(handle.fileno())
@@ -137,19 +170,24 @@ class MaildirTransport:
 
 
 class SmtpTransport:
-    """Hands each reply to the configured relay; 4xx and connection errors are
-    temporary (the caller retries with backoff), 5xx is a PermanentFailure."""
+    """Hands each reply to the configured relay, with its own envelope sender; 4xx and
+    connection errors are temporary (the caller retries with backoff), 5xx is a
+    PermanentFailure. An address that is not ASCII needs the relay's SMTPUTF8."""
 
     batch = 1  # a reply sent twice reaches its player twice: each outcome is written at once
 
-    def __init__(self, host: str, port: int, sender: str, timeout: float = 60):
-        self.host, self.port, self.sender, self.timeout = host, port, sender, timeout
+    def __init__(self, host: str, port: int, server_address: str, timeout: float = 60):
+        self.host, self.port, self.server_address, self.timeout = host, port, server_address, timeout
 
-    def deliver(self, recipients: list[str], raw: bytes, message_id: str) -> None:
+    def deliver(self, recipients: list[str], raw: bytes, message_id: str, sender: str) -> None:
         wire = re.sub(rb"\r?\n", b"\r\n", raw)  # smtplib sends bytes as they are; SMTP wants CRLF
+        wide = [address for address in [sender, *recipients] if not address.isascii()]
         try:
             with smtplib.SMTP(self.host, self.port, timeout=self.timeout, local_hostname="localhost") as relay:
-                refused = relay.sendmail(self.sender, recipients, wire)
+                relay.ehlo_or_helo_if_needed()
+                if wide and not relay.has_extn("smtputf8"):
+                    raise PermanentFailure(f"the relay does not offer SMTPUTF8, which the address {wide[0]} needs")
+                refused = relay.sendmail(sender, recipients, wire, mail_options=["SMTPUTF8"] if wide else [])
         except smtplib.SMTPRecipientsRefused as error:
             codes = [code for code, _text in error.recipients.values()]
             if all(code >= 500 for code in codes):
@@ -165,11 +203,12 @@ class SmtpTransport:
 
 def make_transport(config: Config, maildir: str | Path | None = None):
     """The configured transport; `maildir` forces a Maildir (replay's outbox)."""
+    address = config.server.address
     if maildir is not None or config.outbound.transport == "maildir":
-        return MaildirTransport(maildir or config.outbound.maildir)
+        return MaildirTransport(maildir or config.outbound.maildir, server_address=address)
     if config.outbound.transport == "memory":
-        return MemoryTransport()
-    return SmtpTransport(config.outbound.relay_host, config.outbound.relay_port, config.server.address)
+        return MemoryTransport(address)
+    return SmtpTransport(config.outbound.relay_host, config.outbound.relay_port, address)
 
 
 def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) -> int:
@@ -182,20 +221,25 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
     lock for the whole database and a single sender: there no transaction is open while
     replies are on their way (a slow relay must not hold up the listener or the worker).
     A crash between delivering and writing the outcome delivers the batch again, which
-    a Maildir absorbs (one file per Message-ID) and a relay would not (its batch is 1)."""
+    a Maildir absorbs (one file per Message-ID) and a relay would not (its batch is 1).
+    Whatever goes wrong delivering one reply (an address the relay cannot take, a
+    bug) is that reply's outcome alone: the others go on."""
+    with sessions.begin() as session:
+        server_key(session)  # made and committed before any envelope sender is signed with it
     delivered = 0
     while True:
         with sessions() as session:
-            due = [(row.id, row.recipients, row.raw, row.message_id)
+            due = [(row.id, row.recipients, row.raw, row.message_id,
+                    envelope_sender(session, transport.server_address, row.id))
                    for row in queued_outbound(session, now, limit=transport.batch)]
             if session.bind.dialect.name == "sqlite":
                 session.close()  # its write lock is let go; the outcomes take it again
             outcomes = []
-            for row_id, recipients, raw, message_id in due:
+            for row_id, recipients, raw, message_id, sender in due:
                 failure: Exception | None = None
                 try:
-                    transport.deliver(recipients, raw, message_id)
-                except (PermanentFailure, OSError) as error:  # smtplib's errors are OSErrors too
+                    transport.deliver(recipients, raw, message_id, sender)
+                except Exception as error:  # noqa: BLE001 - one reply's failure is its own
                     failure = error
                 outcomes.append((row_id, recipients, message_id, failure))
             delivered += record_outcomes(session, outcomes, now)
@@ -205,8 +249,10 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
 
 
 def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
-    """Mark delivered replies sent, refused ones failed, the others for a retry; the
-    number delivered."""
+    """Mark delivered replies sent; those that failed for a reason retrying may cure
+    (an OSError: connections, timeouts, the relay's 4xx) for a retry, any other failed
+    (a 5xx, an address the relay cannot take, a bug: an admin may retry it with
+    `pbmserv queue retry`); the number delivered."""
     delivered = 0
     for row_id, recipients, message_id, failure in outcomes:
         row = session.get(Outbound, row_id)
@@ -214,14 +260,22 @@ def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
             row.status = "sent"
             row.attempts += 1
             delivered += 1
-        elif isinstance(failure, PermanentFailure):
-            row.status, row.error = "failed", str(failure)
+        elif not isinstance(failure, OSError):  # smtplib's errors are OSErrors too
+            reason = str(failure) if isinstance(failure, PermanentFailure) else describe(failure)
+            row.status, row.error = "failed", reason
             row.attempts += 1
-            log.error("reply %s to %s refused for good: %s", message_id, recipients, failure)
+            log.error("reply %s to %s failed for good: %s", message_id, recipients, reason,
+                      exc_info=None if isinstance(failure, PermanentFailure) else failure)
         else:
-            retry_later(row, now, f"{failure.__class__.__name__}: {failure}")
+            retry_later(row, now, describe(failure))
             if now - row.created_at > GIVE_UP_AFTER:
                 row.status = "failed"
                 log.error("reply %s to %s dropped after %s of retries: %s", message_id, recipients,
                           GIVE_UP_AFTER, row.error)
+            else:
+                log.warning("reply %s to %s deferred: %s", message_id, recipients, row.error)
     return delivered
+
+
+def describe(error: Exception) -> str:
+    return f"{error.__class__.__name__}: {error}"

@@ -20,17 +20,21 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..store.queue import enqueue
 from .loopguard import split_address
+from .outbound import with_headers
 
 log = logging.getLogger(__name__)
 
 
 class InboundHandler:
-    """Accepts mail for the server's address and its `+tag` sub-addresses only."""
+    """Accepts mail for the server's address and its `+tag` sub-addresses only, at
+    most `max_recipients` of them a transaction ([smtp] max_recipients)."""
 
-    def __init__(self, sessions: sessionmaker[Session], address: str, on_stored: Callable[[], None] = lambda: None):
+    def __init__(self, sessions: sessionmaker[Session], address: str, on_stored: Callable[[], None] = lambda: None,
+                 max_recipients: int = 100):
         self.sessions = sessions
         self.address = split_address(address)
         self.on_stored = on_stored
+        self.max_recipients = max_recipients
         self.stopping = False
         self.connections: set[SMTP] = set()  # kept up to date by `smtp_factory`
 
@@ -50,23 +54,31 @@ class InboundHandler:
                           address: str, rcpt_options: list[str]) -> str:
         if split_address(address) != self.address:
             return f"550 5.1.1 <{address}>: no such mailbox here"
+        if len(envelope.rcpt_tos) >= self.max_recipients:  # a repeated one counts: LMTP answers each
+            return "452 4.5.3 Too many recipients"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
     async def handle_DATA(self, server: SMTP, session: SmtpSession, envelope: Envelope) -> str:
-        try:
-            received_at = datetime.now(timezone.utc).replace(tzinfo=None)
-            _id, new = await asyncio.to_thread(enqueue, self.sessions, with_recipients(envelope),
-                                               received_at, envelope.mail_from or "")
-        except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
-            log.error("could not store a message from %r: %s", envelope.mail_from, error)
-            status = "451 4.3.0 Could not store the message; please try again later"
+        raw = with_recipients(envelope)
+        if server.data_size_limit and len(raw) > server.data_size_limit:
+            status = f"552 5.3.4 Message too big: {len(raw)} bytes with its recipients, over {server.data_size_limit}"
         else:
-            self.on_stored()
-            status = "250 2.0.0 Stored" if new else "250 2.0.0 Already stored"
+            status = await self.store(raw, envelope.mail_from or "")
         if isinstance(server, LMTP):  # one reply per accepted recipient (RFC 2033 §4.2)
             return "\r\n".join([status] * max(len(envelope.rcpt_tos), 1))
         return status
+
+    async def store(self, raw: bytes, mail_from: str) -> str:
+        """Commit the mail to the inbound queue; the status that says whether it is."""
+        try:
+            received_at = datetime.now(timezone.utc).replace(tzinfo=None)
+            _id, new = await asyncio.to_thread(enqueue, self.sessions, raw, received_at, mail_from)
+        except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
+            log.error("could not store a message from %r: %s", mail_from, error)
+            return "451 4.3.0 Could not store the message; please try again later"
+        self.on_stored()
+        return "250 2.0.0 Stored" if new else "250 2.0.0 Already stored"
 
     async def handle_exception(self, error: Exception) -> str:
         """An internal error is temporary (451), never a permanent 500."""
@@ -76,12 +88,13 @@ class InboundHandler:
 
 def with_recipients(envelope: Envelope) -> bytes:
     """The message as stored: an `X-Original-To` line for each envelope recipient
-    first, as an MTA's delivery adds, so a reply-to-play address given only in the
-    envelope (a Bcc) is still seen."""
-    raw = envelope.original_content or b""
-    newline = b"\r\n" if b"\r\n" in raw[:2000] else b"\n"
-    return b"".join(b"X-Original-To: " + address.encode("utf-8", "replace") + newline
-                    for address in envelope.rcpt_tos) + raw
+    (once, however often it was named) first, as an MTA's delivery adds, so a
+    reply-to-play address given only in the envelope (a Bcc) is still seen. These
+    lines count towards [smtp] max_message_size: what is stored is never larger."""
+    unique: dict[str, str] = {}
+    for address in envelope.rcpt_tos:
+        unique.setdefault(address.lower(), address)
+    return with_headers(envelope.original_content or b"", "X-Original-To", list(unique.values()))
 
 
 def smtp_factory(handler: InboundHandler, hostname: str, max_size: int, protocol: str = "smtp") -> Callable[[], SMTP]:

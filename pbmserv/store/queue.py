@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import secrets
 from datetime import datetime, timedelta
 
@@ -10,36 +11,73 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..mail.loopguard import header_text, parse_bytes
+from ..mail.loopguard import header_address, header_text, parse_bytes
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
 
-def message_key(raw: bytes) -> str:
-    """The duplicate key of a mail: its Message-ID, or a hash of its bytes without one."""
-    message_id = header_text(parse_bytes(raw, headers_only=True), "Message-ID").strip()
-    if message_id:
-        return message_id[:998]
-    return "sha256:" + hashlib.sha256(raw).hexdigest()
+KEY_LENGTH = 998  # of the inbound.message_id column
+
+
+def _sender(message) -> str:
+    """The From address as a duplicate key knows it: lower case, no white space."""
+    return "".join(header_address(message, "From").lower().split())
+
+
+def _fit(key: str) -> str:
+    """`key` if the column holds it, else a hash of it (a cut key could match another)."""
+    return key if len(key) <= KEY_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
+
+
+def message_keys(raw: bytes) -> tuple[str | None, str, str]:
+    """The duplicate keys of a mail: (its bare key, its sender's key, its sender).
+
+    A mail is a duplicate of another with the same Message-ID from the same sender
+    (the From address, case aside): a forged copy of a player's Message-ID from anyone
+    else must not make the player's own mail vanish. The first mail with a Message-ID
+    is stored under the Message-ID itself (the bare key: what mail stored before keys
+    had senders has, and what the admin's listings show); a later one from another
+    sender under "<Message-ID> <sender>". A bare key has no white space, a sender's
+    key always has, so no Message-ID can take another sender's key. Without a
+    Message-ID the key is a hash of the bytes, and there is no bare key."""
+    message = parse_bytes(raw, headers_only=True)
+    message_id, sender = header_text(message, "Message-ID").strip(), _sender(message)
+    if not message_id:
+        return None, "sha256:" + hashlib.sha256(raw).hexdigest(), sender
+    bare = message_id if len(message_id) <= KEY_LENGTH and not re.search(r"\s|^sha256:", message_id) else None
+    return bare, _fit(f"{message_id} {sender}"), sender
+
+
+def stored_copy(session: Session, raw: bytes) -> tuple[int | None, str]:
+    """(The id of the mail already stored that `raw` duplicates or None, the key to
+    store `raw` under)."""
+    bare, own, sender = message_keys(raw)
+    rows = session.execute(select(Inbound.id, Inbound.message_id, Inbound.raw)
+                           .where(Inbound.message_id.in_([bare, own]))).all()
+    for row_id, key, stored in rows:
+        if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
+            return row_id, own
+    return None, bare if bare and not rows else own
 
 
 def enqueue(sessions: sessionmaker[Session], raw: bytes, received_at: datetime,
             envelope_from: str | None = None) -> tuple[int, bool]:
     """Store a raw mail durably; (its id, False) if the same mail was stored before."""
-    key = message_key(raw)
     with sessions() as session:
-        existing = session.scalar(select(Inbound.id).where(Inbound.message_id == key))
-        if existing is not None:
-            return existing, False
-        row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
-                      received_at=received_at, status="queued", error="")
-        session.add(row)
-        try:
-            session.commit()
-        except IntegrityError:  # stored meanwhile by another connection
-            session.rollback()
-            return session.scalar(select(Inbound.id).where(Inbound.message_id == key)), False
-        return row.id, True
+        for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
+            existing, key = stored_copy(session, raw)
+            if existing is not None:
+                return existing, False
+            row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
+                          received_at=received_at, status="queued", error="")
+            session.add(row)
+            try:
+                session.commit()
+            except IntegrityError:
+                session.rollback()
+                continue
+            return row.id, True
+        raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 
 def queued_inbound_ids(session: Session) -> list[int]:

@@ -1,0 +1,294 @@
+"""Issue 16 at the edges: no single mail stops, slows or misuses delivery. One bad
+reply fails alone; every reply leaves with a signed envelope sender of its own (VERP);
+the SMTP edge caps recipients and the stored size; a forged Message-ID cannot make a
+player's own mail vanish as a duplicate."""
+
+from __future__ import annotations
+
+import re
+import smtplib
+from datetime import datetime, timedelta
+
+import pytest
+from sqlalchemy import select
+
+from conftest import make_mail
+from pbmserv import keys
+from pbmserv.config import load_config
+from pbmserv.mail.outbound import (MaildirTransport, MemoryTransport, PermanentFailure, SmtpTransport,
+                                   bounced_reply, deliver_queued, make_transport)
+from pbmserv.store.db import open_database
+from pbmserv.store.models import Inbound, Outbound
+from pbmserv.store.queue import enqueue
+from test_lmtp import conversation
+from test_smtp import Relay, RunningServer
+
+SERVER = "pbmserv@localhost"
+NOW = datetime(2026, 11, 1, 12, 0)
+VERP = re.compile(r"pbmserv\+b-(\d+)-[a-z2-7]{20}@localhost")
+
+
+def queue_replies(sessions, recipients: list[str]) -> None:
+    with sessions.begin() as session:
+        for number, recipient in enumerate(recipients, start=1):
+            session.add(Outbound(message_id=f"<r{number}@localhost>", recipients=[recipient],
+                                 raw=f"Subject: {number}\r\n\r\nhi\r\n".encode(), status="queued",
+                                 attempts=0, error="", created_at=NOW))
+
+
+def rows(sessions) -> list[Outbound]:
+    with sessions() as session:
+        found = session.scalars(select(Outbound).order_by(Outbound.id)).all()
+        session.expunge_all()
+        return found
+
+
+# --- 1. one bad reply fails alone ---------------------------------------------------------
+
+def test_a_non_ascii_address_the_relay_cannot_take_fails_alone(tmp_path, caplog):
+    relay = Relay(enable_SMTPUTF8=False)  # aiosmtpd's Controller offers it unless told not to
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["josé@e.test", "p2@example.org", "p3@example.org"])
+    try:
+        assert deliver_queued(sessions, SmtpTransport("127.0.0.1", relay.port, SERVER), NOW) == 2
+    finally:
+        relay.controller.stop()
+    first, second, third = rows(sessions)
+    assert (first.status, first.attempts) == ("failed", 1)
+    assert first.error == "the relay does not offer SMTPUTF8, which the address josé@e.test needs"
+    assert [(r.status, r.attempts) for r in (second, third)] == [("sent", 1), ("sent", 1)]
+    assert [r[1] for r in relay.received] == [["p2@example.org"], ["p3@example.org"]]
+    assert "josé@e.test" in caplog.text and "SMTPUTF8" in caplog.text
+
+
+def test_a_non_ascii_address_goes_out_with_smtputf8_where_the_relay_offers_it(tmp_path):
+    relay = Relay(enable_SMTPUTF8=True)
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["josé@e.test", "p2@example.org"])
+    try:
+        assert deliver_queued(sessions, SmtpTransport("127.0.0.1", relay.port, SERVER), NOW) == 2
+    finally:
+        relay.controller.stop()
+    assert [r[1] for r in relay.received] == [["josé@e.test"], ["p2@example.org"]]
+    assert ["SMTPUTF8" in options for options in relay.mail_options] == [True, False]  # only where needed
+    with sessions() as session:
+        for (sender, _recipients, raw), row_id in zip(relay.received, (1, 2)):
+            assert VERP.fullmatch(sender) and VERP.fullmatch(sender)[1] == str(row_id)  # MAIL FROM is the tag
+            assert bounced_reply(session, SERVER, sender).id == row_id
+
+
+class Failing:
+    """A transport that raises what the test names for a recipient."""
+
+    server_address = SERVER
+
+    def __init__(self, batch: int, failures: dict[str, Exception]):
+        self.batch, self.failures, self.delivered = batch, failures, []
+
+    def deliver(self, recipients, raw, message_id, sender=None):
+        if recipients[0] in self.failures:
+            raise self.failures[recipients[0]]
+        self.delivered.append(recipients[0])
+
+
+@pytest.mark.parametrize("batch", [1, 100])
+def test_any_error_delivering_a_reply_affects_that_reply_alone(tmp_path, batch, caplog):
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["bug@x.test", "enc@x.test", "later@x.test", "refused@x.test", "fine@x.test"])
+    transport = Failing(batch, {"bug@x.test": RuntimeError("a bug"),
+                                "enc@x.test": UnicodeEncodeError("ascii", "é", 0, 1, "no"),
+                                "later@x.test": ConnectionResetError("reset"),
+                                "refused@x.test": PermanentFailure("550 no such user")})
+    assert deliver_queued(sessions, transport, NOW) == 1
+    assert transport.delivered == ["fine@x.test"]
+    found = rows(sessions)
+    assert [(r.status, r.attempts, r.next_attempt_at) for r in found] == [
+        ("failed", 1, None), ("failed", 1, None), ("queued", 1, NOW + timedelta(minutes=1)),
+        ("failed", 1, None), ("sent", 1, None)]
+    assert [r.error for r in found] == [
+        "RuntimeError: a bug", "UnicodeEncodeError: 'ascii' codec can't encode character '\\xe9' "
+        "in position 0: no", "ConnectionResetError: reset", "550 no such user", ""]
+    assert "a bug" in caplog.text and "bug@x.test" in caplog.text
+    assert deliver_queued(sessions, transport, NOW + timedelta(minutes=1)) == 0  # only the one waiting is due
+    assert [r.attempts for r in rows(sessions)] == [1, 1, 2, 1, 1]
+
+
+# --- 2. bounces tied to what was sent -----------------------------------------------------
+
+def test_every_reply_leaves_with_a_signed_envelope_sender_of_its_own(server):
+    server.signup("alice", "bob")
+    server.send("alice@example.org", "superwari challenge alice alice-pw bob")
+    delivered, senders = server.transport.delivered, server.transport.senders
+    assert len(delivered) == len(senders) == 4 and all(len(item) == 2 for item in delivered)
+    with server.sessions() as session:
+        for (recipients, raw), sender in zip(delivered, senders):
+            assert VERP.fullmatch(sender), sender
+            row = bounced_reply(session, SERVER, sender)
+            assert (row.raw, row.recipients) == (raw, recipients)
+    assert len(set(senders)) == 4
+
+
+def test_only_a_genuine_tag_names_a_reply(server):
+    server.signup("alice", "bob")
+    with server.sessions() as session:
+        first, second = session.scalars(select(Outbound).order_by(Outbound.id)).all()
+        tag = keys.make_tag(session, "b", str(first.id))
+        mac = tag.rpartition("-")[2]
+        assert bounced_reply(session, SERVER, keys.tagged_address(SERVER, tag)).id == first.id
+        assert bounced_reply(session, SERVER, f"<{keys.tagged_address(SERVER, tag).upper()}>").id == first.id
+        for hostile in [
+            f"pbmserv+b-{second.id}-{mac}@localhost",  # another reply's id with this one's MAC
+            f"pbmserv+b-{first.id}-{'a' * 20}@localhost",  # a guessed MAC
+            f"pbmserv+{keys.make_tag(session, 'c', str(first.id))}@localhost",  # a genuine tag of another kind
+            f"pbmserv+b-{'9' * 150}-{mac}@localhost",  # an id no database column holds
+            f"pbmserv+b-{first.id}-{mac}@elsewhere.test", f"other+b-{first.id}-{mac}@localhost",
+            f"pbmserv+b--{mac}@localhost", "pbmserv@localhost", "", "<>", "pbmserv+@localhost", "@",
+        ]:
+            assert bounced_reply(session, SERVER, hostile) is None, hostile
+
+
+def test_the_maildir_writes_the_envelope_sender_as_return_path_first(tmp_path):
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["p1@example.org"])
+    transport = MaildirTransport(tmp_path / "box", server_address="game@example.net")
+    assert deliver_queued(sessions, transport, NOW) == 1
+    [file] = (tmp_path / "box" / "new").iterdir()
+    first, rest = file.read_bytes().split(b"\r\n", 1)
+    assert re.fullmatch(rb"Return-Path: <game\+b-1-[a-z2-7]{20}@example\.net>", first)
+    assert rest == b"Subject: 1\r\n\r\nhi\r\n"
+    with sessions() as session:  # the tag is the one bounced_reply knows
+        sender = first.decode().partition("<")[2].rstrip(">")
+        assert bounced_reply(session, "game@example.net", sender).id == 1
+
+
+def test_every_transport_knows_the_server_address(tmp_path):
+    config = load_config(environ={}).with_overrides(server={"address": "game@example.net"},
+                                                    outbound={"maildir": str(tmp_path / "box")})
+    for kind in ("memory", "maildir", "smtp"):
+        chosen = config.with_overrides(outbound={"transport": kind})
+        assert make_transport(chosen).server_address == "game@example.net"
+    assert make_transport(config, maildir=tmp_path / "other").server_address == "game@example.net"
+    assert MemoryTransport().server_address == SERVER
+
+
+# --- 3. the SMTP edge: recipients and size ----------------------------------------------
+
+@pytest.fixture
+def running(tmp_path):
+    server = RunningServer(tmp_path)  # [smtp] max_message_size = 20000
+    yield server
+    server.stop()
+
+
+def stored(running) -> list[bytes]:
+    with running.sessions() as session:
+        return session.scalars(select(Inbound.raw).order_by(Inbound.id)).all()
+
+
+def test_at_most_max_recipients_a_transaction(running):
+    with running.client() as client:
+        client.ehlo()
+        client.mail("p@example.org")
+        answers = [client.rcpt(f"pbmserv+{n}@localhost") for n in range(130)]
+        assert answers[:100] == [(250, b"OK")] * 100
+        assert answers[100:] == [(452, b"4.5.3 Too many recipients")] * 30
+        assert client.data(b"From: p@example.org\r\nMessage-ID: <a@x>\r\n\r\nhelp\r\n")[0] == 250
+        client.mail("p@example.org")  # a new transaction counts afresh
+        assert client.rcpt(SERVER) == (250, b"OK")
+    [raw] = stored(running)
+    assert raw.count(b"X-Original-To: ") == 100 and b"X-Original-To: pbmserv+99@localhost\r\n" in raw
+    running.server.handler.max_recipients = 2
+    with running.client() as client:
+        client.ehlo()
+        client.mail("p@example.org")
+        assert [client.rcpt(SERVER)[0] for _ in range(3)] == [250, 250, 452]
+
+
+def test_a_recipient_named_twice_is_recorded_once(running):
+    with running.client() as client:
+        client.ehlo()
+        client.mail("p@example.org")
+        for address in (SERVER, "pbmserv+x@localhost", "PBMSERV@LOCALHOST", SERVER, "pbmserv+x@localhost"):
+            assert client.rcpt(address) == (250, b"OK")
+        assert client.data(b"From: p@example.org\r\nMessage-ID: <b@x>\r\n\r\nhelp\r\n")[0] == 250
+    [raw] = stored(running)
+    assert raw.startswith(b"X-Original-To: pbmserv@localhost\r\nX-Original-To: pbmserv+x@localhost\r\n"
+                          b"From: p@example.org\r\n")
+
+
+def test_lmtp_answers_each_rcpt_even_a_repeated_one(tmp_path):
+    running = RunningServer(tmp_path, smtp={"protocol": "lmtp"})
+    try:
+        replies = conversation(running.server.port, [
+            ("LHLO localhost", 1), ("MAIL FROM:<a@example.org>", 1), (f"RCPT TO:<{SERVER}>", 1),
+            (f"RCPT TO:<{SERVER}>", 1), ("DATA", 1),
+            ("From: a@example.org\r\nMessage-ID: <c@x>\r\n\r\nhelp\r\n.", 2), ("QUIT", 1)])
+        assert replies[6:8] == ["250 2.0.0 Stored"] * 2
+        [raw] = stored(running)
+        assert raw.count(b"X-Original-To:") == 1
+    finally:
+        running.stop()
+
+
+def text_of_size(size: int) -> bytes:
+    """Exactly `size` bytes (at least 2) of short CRLF-ended lines, as SMTP carries them."""
+    lines, rest = divmod(size - 2, 70)
+    return (b"y" * 68 + b"\r\n") * lines + b"y" * rest + b"\r\n"
+
+
+def test_what_is_stored_never_exceeds_max_message_size(running):
+    """The X-Original-To lines count: 100 long recipients cannot carry a mail past it."""
+    long_tag = "t" * 200
+    with running.client() as client:
+        client.ehlo()
+        client.mail("p@example.org")
+        for n in range(100):
+            assert client.rcpt(f"pbmserv+{long_tag}{n}@localhost")[0] == 250
+        code, text = client.data(b"From: p@example.org\r\nMessage-ID: <d@x>\r\n\r\n" + text_of_size(1000))
+        assert code == 552 and text.startswith(b"5.3.4 ")
+        assert len(text) + 4 <= 78
+        # just under the limit with one recipient line: taken, and no larger than the limit
+        head = b"From: p@example.org\r\nMessage-ID: <e@x>\r\n\r\n"
+        line = b"X-Original-To: pbmserv@localhost\r\n"
+        for size, expected in ((20000 - len(line), 250), (20001 - len(line), 552)):
+            client.mail("p@example.org")
+            client.rcpt(SERVER)
+            assert client.data(head + text_of_size(size - len(head)))[0] == expected
+    [raw] = stored(running)
+    assert len(raw) == 20000
+
+
+# --- 4. duplicates: the sender and the Message-ID together ------------------------------
+
+def test_a_forged_message_id_does_not_stop_the_players_move(server):
+    server.signup("alice", "bob")
+    server.send("alice@example.org", "superwari challenge alice alice-pw bob")
+    for forged in ("<move1@example.org>", "<move1@example.org> alice@example.org",
+                   "alice@example.org <move1@example.org>"):
+        server.send("mallory@evil.test", "list", message_id=forged)
+    replies = server.send("alice@example.org", "superwari move 101 alice alice-pw c", message_id="<move1@example.org>")
+    assert [(r.subject, r.to) for r in replies] == [("Super-Wari Board 101 bob", ["alice@example.org"]),
+                                                    ("Super-Wari Board 101 bob", ["bob@example.org"])]
+    # re-sent by alice, in any case of her address, it is still the one mail
+    assert server.send("Alice <ALICE@Example.ORG>", "superwari move 101 alice alice-pw c",
+                       message_id="<move1@example.org>") == []
+    assert server.send("mallory@evil.test", "list", message_id="<move1@example.org>") == []
+    with server.sessions() as session:
+        assert session.scalar(select(Inbound.id).where(Inbound.message_id == "<move1@example.org>")) is not None
+
+
+def test_duplicate_keys_of_hostile_message_ids(server):
+    def store(sender: str, message_id: str | None, body: str = "") -> tuple[int, bool]:
+        return enqueue(server.sessions, make_mail(sender, "list", body, date=NOW, message_id=message_id), NOW)
+
+    long_a, long_b = "<" + "x" * 1200 + "a@x>", "<" + "x" * 1200 + "b@x>"  # alike in their first 998
+    first = store("a@example.org", long_a)
+    assert first[1] and store("a@example.org", long_b)[1]
+    assert store("a@example.org", long_a) == (first[0], False)
+    assert store("b@example.org", long_a)[1]  # another sender's
+    assert store("a@example.org", "<p q@x>")[1] and not store("a@example.org", "<p q@x>")[1]
+    assert store("b@example.org", "<p q@x>")[1]
+    assert store("a@example.org", None)[1] and not store("a@example.org", None)[1]  # same bytes
+    assert store("a@example.org", None, "other")[1]
+    with server.sessions() as session:
+        assert all(len(key) <= 998 for key in session.scalars(select(Inbound.message_id)))
