@@ -6,26 +6,33 @@ from __future__ import annotations
 import argparse
 import asyncio
 import email.utils
+import getpass
 import logging
 import smtplib
 import sys
 import tempfile
 import time
 from email.message import EmailMessage
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
+from types import SimpleNamespace
 
-from sqlalchemy import select
+from sqlalchemy import make_url, select
+from sqlalchemy.exc import ArgumentError, IntegrityError
 from sqlalchemy.orm import sessionmaker
 
+from .commands.account import check_addresses, check_password, check_userid
+from .commands.base import CommandError
 from .config import Config, ConfigError, load_config
 from .keys import install_replay_key
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .scheduler import earliest_due, keep_alive, run_due
+from .passwords import hash_password
 from .server import ROLES, Server, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
-from .store.models import Inbound
+from .store.models import Address, Inbound, User
+from .store.repo import find_user
 from .store.queue import enqueue, failed_rows, set_status
 from .worker import Worker
 
@@ -48,6 +55,24 @@ class ServeError(Exception):
 class Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # one line, not argparse's usage block
         raise UsageError(f"{self.prog}: {message} (see {self.prog} --help)")
+
+
+WIDTH = 78  # the longest line the admin commands print for a row
+
+
+def shown_url(url: str) -> str:
+    """A database URL as it may be printed or logged: without its password."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "(a URL that cannot be read)"
+
+
+def printable(text: str, width: int | None = WIDTH) -> str:
+    """`text` safe for a terminal (control characters written as escapes: addresses,
+    Message-IDs and errors come from mail), cut to `width` characters."""
+    text = "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
+    return text if width is None or len(text) <= width else text[:width - 3] + "..."
 
 
 def naive_utc(moment: datetime) -> datetime:
@@ -125,7 +150,7 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
              else f"{config.outbound.transport} ({config.outbound.relay_host}:{config.outbound.relay_port})"
              if config.outbound.transport == "smtp" else "memory")
     listening = f"on {config.smtp.host}:{config.smtp.port}" if "smtp" in roles else "(stored by other processes)"
-    print(f"pbmserv: mail for {config.server.address} {listening}; database {config.database.url}; "
+    print(f"pbmserv: mail for {config.server.address} {listening}; database {shown_url(config.database.url)}; "
           f"replies to {where}; roles: {', '.join(roles)}. Stop with Ctrl-C.", flush=True)
     try:
         asyncio.run(server.run())
@@ -199,7 +224,7 @@ def cmd_tick(args: argparse.Namespace, config: Config) -> int:
     run more often than `[games] downtime_grace`)."""
     sessions = open_database(config.database.url, config.database.busy_timeout)
     now = utcnow()
-    keep_alive(sessions, config, now)
+    keep_alive(sessions, config, now, retain_every=timedelta(0))  # old secrets masked on every run
     fired = run_due(sessions, config, now)
     delivered = deliver_queued(sessions, make_transport(config), now)
     print(f"{fired} deadlines passed; {delivered} replies delivered.")
@@ -212,10 +237,11 @@ def cmd_queue(args: argparse.Namespace, config: Config) -> int:
     with sessions.begin() as session:
         if args.action == "list":
             rows = failed_rows(session)
-            for name, row in rows:
+            for name, row in rows:  # two lines each: what and why
                 who = f"from {row.envelope_from or '?'}" if name == "in" else f"to {', '.join(row.recipients)}"
-                reason = (row.error.strip().splitlines() or ["?"])[-1]
-                print(f"{name}:{row.id}  {row.message_id}  {who}  {reason}")
+                reason = (row.error.strip().splitlines() or ["?"])[-1].strip()
+                print(printable(f"{name}:{row.id}  {who}  {row.message_id}"))
+                print("  " + printable(reason, WIDTH - 2))
             print(f"{len(rows)} failed mails.")
             return 0
         refs = [f"{name}:{row.id}" for name, row in failed_rows(session)] if args.refs == ["all"] else args.refs
@@ -229,9 +255,104 @@ def cmd_queue(args: argparse.Namespace, config: Config) -> int:
     return 0
 
 
+def read_password(prompt: str) -> str:
+    """A new password: one line of standard input, or typed twice at a terminal, never
+    an argument (`ps` would show it); checked as `signup` checks it."""
+    if sys.stdin is not None and sys.stdin.isatty():
+        password = getpass.getpass(prompt)
+        if getpass.getpass("Again: ") != password:
+            raise CommandError("The two passwords differ.")
+    else:
+        line = sys.stdin.buffer.readline(1024) if sys.stdin is not None else b""
+        try:
+            password = line.decode("utf-8").rstrip("\r\n")
+        except UnicodeDecodeError:
+            raise CommandError("The password on standard input is not UTF-8 text.") from None
+        if not password:
+            raise CommandError("No password: write it as one line on standard input.")
+    if password.split() != [password]:
+        raise CommandError("A password cannot contain spaces.")
+    check_password(password)
+    return password
+
+
+def cmd_user(args: argparse.Namespace, config: Config) -> int:
+    """Admin accounts (and any other), made and looked after on the command line."""
+    sessions = open_database(config.database.url, config.database.busy_timeout)
+    admins = {userid.lower() for userid in config.server.admins}
+    if args.action == "list":
+        return list_users(sessions, admins)
+    if getattr(args, "extra", None):  # perhaps a password: not written back
+        raise UsageError(f"pbmserv user {args.action}: too many arguments; give only the USERID "
+                         "(a password is read from standard input)")
+    try:
+        with sessions() as session:
+            existing = find_user(session, args.userid)
+        if args.action == "add":
+            # the rules of `signup`, but for the userids of admins: those are made here
+            rules = SimpleNamespace(config=config.with_overrides(server={"admins": []}))
+            check_userid(rules, args.userid)
+            if existing is not None:
+                raise CommandError(f"The userid {existing.userid} is taken.")
+            addresses = check_addresses(rules, args.address, "pbmserv user add USERID ADDRESS...")
+        elif existing is None:
+            raise CommandError(f"There is no user {args.userid}.")
+        if args.action in ("add", "password"):  # asked for before any transaction begins
+            password_hash = hash_password(read_password(f"Password for {args.userid}: "),
+                                          config.security.password_cost)
+        with sessions.begin() as session:
+            if args.action == "add":
+                user = User(userid=args.userid, userid_key=args.userid.lower(), created_at=utcnow(),
+                            password_hash=password_hash,
+                            addresses=[Address(position=position, address=address, address_key=address.lower(),
+                                               confirmed=True, failures=0)  # the admin vouches for them
+                                       for position, address in enumerate(addresses)])
+                session.add(user)
+                role = "an admin" if user.userid_key in admins else "not an admin"
+                done = f"Added {user.userid} ({role}) with {len(addresses)} confirmed address" + \
+                    ("es." if len(addresses) > 1 else ".")
+            else:
+                user = find_user(session, args.userid)
+                if user is None:
+                    raise CommandError(f"There is no user {args.userid}.")
+                if args.action == "password":
+                    user.password_hash = password_hash
+                    done = f"The password of {user.userid} is changed."
+                else:
+                    closing = args.action == "disable"
+                    done = f"The account {user.userid} is {'closed' if closing else 'open'}" + \
+                        ("." if user.disabled != closing else " already; nothing was changed.")
+                    user.disabled = closing
+                user.reset_token_hash, user.reset_expires = None, None  # a mailed token no longer works
+    except CommandError as error:
+        raise UsageError(printable(f"pbmserv user {args.action}: {' '.join(error.problem.split())}", None)) from None
+    except IntegrityError:  # signed up by mail meanwhile
+        raise UsageError(f"pbmserv user add: the userid {args.userid} is taken.") from None
+    print(done)
+    return 0
+
+
+def list_users(sessions: sessionmaker, admins: set[str]) -> int:
+    """Every account in aligned columns; an account's further addresses on lines of their own."""
+    with sessions() as session:
+        users = session.scalars(select(User).order_by(User.userid_key)).all()
+    rows = [("USERID", "STATE", "ADMIN", "CREATED", ["ADDRESSES"])]
+    rows += [(user.userid, "closed" if user.disabled else "open", "yes" if user.userid_key in admins else "no",
+              user.created_at.strftime("%Y-%m-%d"),
+              [f"{a.address} ({'confirmed' if a.confirmed else 'pending'})" for a in user.addresses] or ["-"])
+             for user in users]
+    widths = [max(len(row[column]) for row in rows) for column in range(4)]
+    for *columns, addresses in rows:
+        first = "  ".join(text.ljust(width) for text, width in zip(columns, widths)) + "  "
+        for number, address in enumerate(addresses):
+            print((first if number == 0 else " " * len(first)) + printable(address, None))
+    print(f"{len(users)} user{'s' if len(users) != 1 else ''}.")
+    return 0
+
+
 def cmd_migrate(args: argparse.Namespace, config: Config) -> int:
     open_database(config.database.url)
-    print(f"Database {config.database.url} is up to date.")
+    print(f"Database {shown_url(config.database.url)} is up to date.")
     return 0
 
 
@@ -291,7 +412,34 @@ def build_parser() -> Parser:
     queue.add_argument("refs", nargs="*", metavar="in:ID|out:ID|all")
     queue.set_defaults(handler=cmd_queue)
 
-    for sub in (replay, migrate, serve, deliver, send, tick, queue):
+    user = commands.add_parser("user", help="add, list, close, open accounts; set a password",
+                               description="Accounts on the command line: admin accounts are made here "
+                                           "(mail cannot sign up a userid of [server] admins). Passwords "
+                                           "are read from standard input, one line, or asked for at a "
+                                           "terminal: never given as an argument.")
+    actions = user.add_subparsers(dest="action", metavar="ACTION", parser_class=Parser)
+    actions.required = True
+    add = actions.add_parser("add", help="make an account; its addresses count as confirmed",
+                             description="Make an account with these addresses, confirmed (you vouch "
+                                         "for them); the password is read from standard input.")
+    add.add_argument("userid", metavar="USERID")
+    add.add_argument("address", metavar="ADDRESS", nargs="+")
+    listing = actions.add_parser("list", help="every account: state, admin, addresses, created",
+                                 description="Every account with its state, whether it is an admin, "
+                                             "its addresses (confirmed or pending) and when it was made.")
+    leaves = [add, listing]
+    for action, text in (("disable", "close an account: its password no longer works"),
+                         ("enable", "open a closed account again"),
+                         ("password", "set a new password (read from standard input); a mailed "
+                                      "reset token no longer works")):
+        leaf = actions.add_parser(action, help=text, description=text[0].upper() + text[1:] + ".")
+        leaf.add_argument("userid", metavar="USERID")
+        leaf.add_argument("extra", nargs="*", help=argparse.SUPPRESS)  # refused without being echoed
+        leaves.append(leaf)
+    for leaf in leaves:
+        leaf.set_defaults(handler=cmd_user)
+
+    for sub in (replay, migrate, serve, deliver, send, tick, queue, *leaves):
         sub.add_argument("--config", metavar="FILE", help="TOML configuration (default: embedded defaults)")
     return parser
 

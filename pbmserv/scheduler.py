@@ -6,6 +6,8 @@ every deadline due by `now`, earliest first, each in its own transaction, with t
 clock set to the deadline itself: so a replay whose Date: jumps forward fires every
 deadline in between, in order, and gets the same replies every time. `serve` calls it
 continuously, `replay` before each mail with that mail's Date:, and `pbmserv tick` once.
+The same two also mask and delete the secrets kept in stored mail (`store/retention.py`):
+`serve` about once an hour, `tick` on every run.
 """
 
 from __future__ import annotations
@@ -25,10 +27,13 @@ from .play import (board_mails, board_text, current_state, engine_of, next_deadl
                    when)
 from .replyto import reply_address
 from .store.models import GameRecord, Setting
+from .store.retention import Retained, retain
 
 log = logging.getLogger(__name__)
 
 ALIVE = "alive_at"  # the Setting that notes when `serve` or `tick` last ran
+RETAINED = "retained_at"  # the Setting that notes when stored mail was last masked
+RETAIN_EVERY = timedelta(hours=1)
 
 
 def next_due(session: Session, now: datetime) -> GameRecord | None:
@@ -86,11 +91,46 @@ def nag(session: Session, config: Config, record: GameRecord, state: State, dead
                 f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
 
 
-def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -> timedelta | None:
-    """Note that the server runs at `now`. After a longer silence than `[games]
-    downtime_grace`, give the time back: every running deadline starts that much later,
-    so nobody is nagged or forfeited for mail the server could not read. The gap given
-    back, if any."""
+def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime,
+               retain_every: timedelta = RETAIN_EVERY) -> timedelta | None:
+    """Note that the server runs at `now`, and mask old secrets if the last time was
+    `retain_every` ago. After a longer silence than `[games] downtime_grace`, give the
+    time back: every running deadline starts that much later, so nobody is nagged or
+    forfeited for mail the server could not read. The gap given back, if any."""
+    gap = note_alive(sessions, config, now)
+    try:
+        retain_due(sessions, config, now, retain_every)
+    except Exception:  # noqa: BLE001 - never at the cost of the deadlines; again in an hour
+        log.exception("masking the secrets of stored mail failed")
+    return gap
+
+
+def retain_due(sessions: sessionmaker[Session], config: Config, now: datetime,
+               every: timedelta = RETAIN_EVERY) -> Retained | None:
+    """Run `retain` if it last ran `every` ago or longer (or never), by whichever
+    server on the database comes first; what it did, or None if it was not due."""
+    with sessions.begin() as session:
+        row = session.get(Setting, RETAINED, with_for_update=True)
+        if row is not None and now - datetime.fromisoformat(row.value) < every:
+            return None
+        if row is None:
+            try:
+                with session.begin_nested():  # another server may write it first
+                    session.add(Setting(name=RETAINED, value=now.isoformat()))
+            except IntegrityError:
+                return None
+        else:
+            row.value = now.isoformat()  # noted first: a pass that fails is tried again in an hour
+    done = retain(sessions, config, now)
+    if done != Retained():
+        log.info("stored mail kept %s days: %d masked, %d sent replies deleted, %d failed ones masked, "
+                 "%d rate events deleted", config.limits.keep_raw_days, done.masked, done.deleted,
+                 done.scrubbed, done.events)
+    return done
+
+
+def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -> timedelta | None:
+    """Note that the server runs at `now`; give the time of a silence back."""
     grace = timedelta(seconds=setting_seconds(config.games.downtime_grace))
     with sessions.begin() as session:
         # Locked: of several servers on one database back from one outage, the first
