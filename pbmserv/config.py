@@ -75,8 +75,9 @@ class ConfigError(Exception):
 class Config:
     """Read-only access as `config.section.key` or `config["section"]["key"]`."""
 
-    def __init__(self, values: dict[str, dict[str, Any]]):
+    def __init__(self, values: dict[str, dict[str, Any]], given: frozenset[tuple[str, str]] = frozenset()):
         self._values = values
+        self.given = given  # (section, key) set by the file or the environment, not defaulted
 
     def __getitem__(self, section: str) -> dict[str, Any]:
         return self._values[section]
@@ -92,7 +93,7 @@ class Config:
         values = copy.deepcopy(self._values)
         for section, keys in sections.items():
             values[section].update(keys)
-        return Config(values)
+        return Config(values, self.given | {(section, key) for section, keys in sections.items() for key in keys})
 
     @property
     def domain(self) -> str:
@@ -112,6 +113,7 @@ class _Section:
 
 def load_config(path: str | Path | None = None, environ: dict[str, str] | None = None) -> Config:
     values = copy.deepcopy(DEFAULTS)
+    given: set[tuple[str, str]] = set()
     if path is not None:
         try:
             with open(path, "rb") as handle:
@@ -125,14 +127,16 @@ def load_config(path: str | Path | None = None, environ: dict[str, str] | None =
                 raise ConfigError(f"{path}: unknown section [{section}]")
             for key, value in keys.items():
                 values[section][key] = _coerce(section, key, value, f"{path}: [{section}] {key}")
+                given.add((section, key))
     environ = os.environ if environ is None else environ
     for name, text in environ.items():
         if not name.startswith("PBMSERV_"):
             continue
         section, key = _split_env_name(name)
         values[section][key] = _coerce(section, key, text, name)
+        given.add((section, key))
     _validate(values)
-    return Config(values)
+    return Config(values, frozenset(given))
 
 
 def _split_env_name(name: str) -> tuple[str, str]:

@@ -43,7 +43,7 @@ BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subj
 RETRIES = 3  # attempts for a mail that lost a race with another writer
 MAX_STARTS = 3  # a mail whose processing was begun this often without finishing is set aside
 MAX_TAGGED = 100  # recipient addresses looked at for a tag
-SET_ASIDE = "set aside: processing was started 3 times without finishing (the process died each time)"
+SET_ASIDE = "set aside: started 3 times, never finished (the process died each time)"
 
 
 class Worker:
@@ -99,6 +99,7 @@ class Worker:
             if row.attempts >= MAX_STARTS:
                 log.error("mail %s %s", inbound_id, SET_ASIDE)
                 row.status, row.error = "failed", SET_ASIDE
+                row.processed_at = row.received_at
                 return False
             row.attempts += 1
         return True
@@ -109,6 +110,7 @@ class Worker:
             row = session.get(Inbound, inbound_id)
             row.status = "failed"
             row.error = "".join(traceback.format_exception(error))
+            row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
 
 
 class Handler:

@@ -25,7 +25,8 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True) -> Eng
     try:
         parsed = make_url(url)
     except ArgumentError:
-        raise DatabaseError(f"{url!r} is not a database URL (try sqlite:///var/pbmserv.db)") from None
+        scheme = url.partition(":")[0][:40]  # the rest may hold a password
+        raise DatabaseError(f"the database URL ({scheme}:...) cannot be read (try sqlite:///var/pbmserv.db)") from None
     if parsed.get_backend_name() == "sqlite":
         if parsed.database and parsed.database != ":memory:":
             try:
