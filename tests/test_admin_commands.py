@@ -167,7 +167,7 @@ def test_reset_sets_the_password_and_clears_the_token(server):
     reply = server.one(STRANGER, f"reset alice {token} other-pw")  # a token works once
     assert mails([reply]) == [("pbmserv error", [STRANGER], error_text(
         "That token sets no new password for alice.",
-        "Send the reset line exactly as the reset mail shows it, or ask for a new token: forgot alice",
+        "Send the reset line exactly as the reset mail shows it,\nor ask for a new token: forgot alice",
         f"> reset alice {MASK} {MASK}"))]
     assert password_is(server, "alice", "new-pw")
 
@@ -181,9 +181,9 @@ def test_reset_token_is_case_insensitive_and_the_user_too(server):
 
 @pytest.mark.parametrize("args, problem, instead", [
     ("alice 0123456789abcdef new-pw", "That token sets no new password for alice.",
-     "Send the reset line exactly as the reset mail shows it, or ask for a new token: forgot alice"),
+     "Send the reset line exactly as the reset mail shows it,\nor ask for a new token: forgot alice"),
     ("nobody TOKEN new-pw", "That token sets no new password for nobody.",
-     "Send the reset line exactly as the reset mail shows it, or ask for a new token: forgot nobody"),
+     "Send the reset line exactly as the reset mail shows it,\nor ask for a new token: forgot nobody"),
     ("alice TOKEN abc", "A password must have 4 to 64 characters (no spaces).",
      "Choose another password and send the command again."),
 ])
@@ -205,7 +205,7 @@ def test_reset_quote_masks_token_and_password_from_a_registered_address(server):
     reply = server.one(ALICE, "reset alice 0123456789abcdef new-pw", "Please.")
     assert mails([reply]) == [("pbmserv error", [ALICE], error_text(
         "That token sets no new password for alice.",
-        "Send the reset line exactly as the reset mail shows it, or ask for a new token: forgot alice",
+        "Send the reset line exactly as the reset mail shows it,\nor ask for a new token: forgot alice",
         f"> Subject: reset alice {MASK} {MASK}\n>\n> Please."))]
 
 

@@ -80,7 +80,8 @@ class Reset(Command):
         user = find_user(ctx.session, userid)
         if user is None or not user.reset_token_hash or user.reset_token_hash != token_hash(token):
             raise CommandError(f"That token sets no new password for {userid}.",
-                               f"Send the reset line exactly as the reset mail shows it, or ask for a new token: forgot {userid}")
+                               "Send the reset line exactly as the reset mail shows it,\n"
+                               f"or ask for a new token: forgot {userid}")
         if user.reset_expires is None or ctx.now >= user.reset_expires:
             expired = f" at {when(user.reset_expires)}" if user.reset_expires else ""
             raise CommandError(f"The reset token for {user.userid} expired{expired}.",

@@ -302,7 +302,7 @@ def tell_of_lock(ctx: Context, user: User, from_sender: int, from_strangers: int
     ctx.after_error_mails.append(Mail(to=user.emails, subject="pbmserv lock", body=fit(
         f"Commands for {user.userid} with a wrong password came in the last hour: "
         f"{from_sender} from {ctx.mail.sender}{strangers}.\n\n"
-        f"For an hour, commands with a password are refused from {' and from '.join(refused)}. "
+        f"For an hour, commands with a password are refused from {' and from '.join(refused)}.\n"
         "Moves sent by replying to a board mail still work.\n\n"
         "To lift the lock now, reply to this mail: nothing else is needed.\n"
         "If the wrong passwords were not yours, someone is guessing your password:\n"
