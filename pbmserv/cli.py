@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import email.policy
 import email.utils
 import getpass
 import logging
@@ -25,6 +26,7 @@ from .commands.account import check_addresses, check_password, check_userid
 from .commands.base import CommandError
 from .config import Config, ConfigError, load_config
 from .keys import install_replay_key
+from .mail.loopguard import header_address, header_text
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .scheduler import earliest_due, keep_alive, run_due
@@ -88,6 +90,8 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
     fast cost: replaying thousands of mails then takes seconds, not minutes."""
     if not config.server.seed:
         config = config.with_overrides(server={"seed": DEFAULT_REPLAY_SEED})
+    if ("security", "trust_from") not in config.given:  # a tester's recorded mail, answered into a folder
+        config = config.with_overrides(security={"trust_from": True})
     if not args.db:
         config = config.with_overrides(security={"password_cost": "fast"})
     raws = read_mailboxes(args.mailbox)
@@ -176,22 +180,37 @@ def cmd_deliver(args: argparse.Namespace, config: Config) -> int:
 
 
 def cmd_send(args: argparse.Namespace, config: Config) -> int:
-    """Mail a command to the server named in the configuration, as a mail client would."""
+    """Mail a command to the server named in the configuration, as a mail client would;
+    with --reply, answer a mail the server wrote (a file of its Maildir) as its reader's
+    mail client would: to its Reply-To, from its To, Subject `Re: ...`."""
     message = EmailMessage()
-    message["From"] = args.sender
-    message["To"] = config.server.address
-    message["Subject"] = args.subject
+    to, sender, subject = config.server.address, args.sender, args.subject
+    if args.reply:
+        try:
+            answered = email.message_from_bytes(Path(args.reply).read_bytes(), policy=email.policy.default)
+        except OSError as error:
+            raise UsageError(f"pbmserv send: cannot read {args.reply}: {error.strerror}") from None
+        to = header_address(answered, "Reply-To") or header_address(answered, "From") or to
+        sender = sender or header_address(answered, "To")
+        subject = subject or f"Re: {header_text(answered, 'Subject')}"
+        if answered["Message-ID"]:
+            message["In-Reply-To"] = message["References"] = header_text(answered, "Message-ID")
+    if not sender or subject is None:
+        raise UsageError("pbmserv send: give --from ADDRESS and a SUBJECT, or --reply FILE (see pbmserv send --help)")
+    message["From"] = sender
+    message["To"] = to
+    message["Subject"] = subject
     message["Date"] = email.utils.formatdate(localtime=True)
-    message["Message-ID"] = email.utils.make_msgid(domain=args.sender.rpartition("@")[2] or None)
+    message["Message-ID"] = email.utils.make_msgid(domain=sender.rpartition("@")[2] or None)
     body = "" if sys.stdin is None or sys.stdin.isatty() else sys.stdin.read()
     message.set_content(body)
     host, port = config.smtp.host, config.smtp.port
     try:
         with smtplib.SMTP(host, port, timeout=30, local_hostname="localhost") as client:
-            client.send_message(message)
+            client.send_message(message, to_addrs=[to])
     except (OSError, smtplib.SMTPException) as error:
         raise ServeError(f"cannot send to {host}:{port}: {error}") from None
-    print(f"Sent {message['Message-ID']} to {config.server.address} through {host}:{port}.")
+    print(f"Sent {message['Message-ID']} to {to} through {host}:{port}.")
     return 0
 
 
@@ -395,8 +414,11 @@ def build_parser() -> Parser:
     send = commands.add_parser("send", help="mail a command to the configured server",
                                description="Send a mail with SUBJECT (and standard input as its body) "
                                            "from ADDRESS to the server at [smtp] host:port.")
-    send.add_argument("--from", dest="sender", metavar="ADDRESS", required=True, help="your address")
-    send.add_argument("subject", metavar="SUBJECT", help="the subject, e.g. 'signup alice secret'")
+    send.add_argument("--from", dest="sender", metavar="ADDRESS", help="your address")
+    send.add_argument("--reply", metavar="FILE",
+                      help="answer this mail of the server's (a file of its Maildir): to its Reply-To, "
+                           "from its To, Subject 'Re: ...' (e.g. to confirm an address)")
+    send.add_argument("subject", metavar="SUBJECT", nargs="?", help="the subject, e.g. 'signup alice secret'")
     send.set_defaults(handler=cmd_send)
 
     tick = commands.add_parser("tick", help="run the deadlines that are due, once (for cron)",

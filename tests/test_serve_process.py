@@ -638,7 +638,29 @@ def test_send_hands_the_mail_to_the_running_server(tmp_path, in_process):
     recipients, reply = server.delivered[0]
     parsed = email.message_from_bytes(reply, policy=email.policy.default)
     assert recipients == ["alice@example.org"]
-    assert str(parsed["Subject"]) == "pbmserv signup" and parsed["In-Reply-To"] == message_id
+    assert str(parsed["Subject"]) == "pbmserv confirm" and parsed["In-Reply-To"] == message_id
+
+
+def test_send_reply_answers_a_confirmation_mail_as_a_mail_client_would(tmp_path, in_process):
+    """The README's quick start: the signup is answered by a confirmation mail alone, and
+    `send --reply FILE` (to its Reply-To, from its To) confirms the address."""
+    server = in_process()
+    env = base_env(tmp_path, server.port)
+    send = [sys.executable, "-m", "pbmserv", "send"]
+    subprocess.run([*send, "--from", "alice@example.org", "signup alice alice-pw"], stdin=subprocess.DEVNULL,
+                   env=env, cwd=tmp_path, timeout=60, check=True, capture_output=True)
+    assert wait_for(lambda: len(server.delivered) >= 1, 10)
+    confirmation = tmp_path / "confirmation.eml"
+    confirmation.write_bytes(server.delivered[0][1])
+    done = subprocess.run([*send, "--reply", str(confirmation)], stdin=subprocess.DEVNULL, capture_output=True,
+                          env=env, cwd=tmp_path, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert re.fullmatch(r"Sent <[^<>\s]+> to pbmserv\+c-1-[a-z2-7]{20}@localhost through .*\n", done.stdout.decode())
+    assert wait_for(lambda: len(server.delivered) >= 2, 10), "no answer to the reply"
+    recipients, reply = server.delivered[1]
+    parsed = email.message_from_bytes(reply, policy=email.policy.default)
+    assert (recipients, str(parsed["Subject"])) == (["alice@example.org"], "pbmserv confirm")
+    assert parsed.get_content().startswith("alice@example.org now receives the mail of alice.\n")
 
 
 def test_send_with_no_server_listening_exits_1_with_one_line(tmp_path):
