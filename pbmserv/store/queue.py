@@ -53,7 +53,7 @@ def stored_copy(session: Session, raw: bytes) -> tuple[int | None, str]:
     store `raw` under)."""
     bare, own, sender = message_keys(raw)
     rows = session.execute(select(Inbound.id, Inbound.message_id, Inbound.raw)
-                           .where(Inbound.message_id.in_([bare, own]))).all()
+                           .where(Inbound.message_id.in_([key for key in (bare, own) if key]))).all()
     for row_id, key, stored in rows:
         if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
             return row_id, own
