@@ -266,9 +266,11 @@ class ChangeAddress(Command):
         old = user.emails
         new = check_addresses(ctx, addresses, self.usage())
         pending = set_addresses(ctx, user, new)
-        ctx.reply("pbmserv change address",
-                  fit(f"The addresses of {user.userid} are now: {', '.join(new)}.\n") + waiting_note(pending),
-                  also_to=old + user.emails)
+        body = fit(f"The addresses of {user.userid} are now: {', '.join(new)}.\n") + waiting_note(pending)
+        if ctx.mail.sender.lower() in {a.lower() for a in pending}:  # it gets its confirmation mail only
+            ctx.notify([a for a in dict.fromkeys(old + user.emails)], "pbmserv change address", body)
+        else:
+            ctx.reply("pbmserv change address", body, also_to=old + user.emails)
         return f"Addresses of {user.userid} changed."
 
 

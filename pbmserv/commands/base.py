@@ -238,6 +238,8 @@ def password_words(words: list[str]) -> list[str]:
 def guessed_passwords(commands: dict[str, Command], words: list[str]) -> list[str]:
     """The words at the password positions of the command `words[1]` was likely meant
     to be (one of `commands`, by name), or of all of them."""
+    if len(words) < 3:
+        return []
     close = difflib.get_close_matches(words[1].lower(), list(commands), n=1)
     meant = [commands[close[0]]] if close else list(commands.values())
     args = words[2:]
