@@ -100,8 +100,8 @@ def test_no_password_in_any_mail_or_log_line_after_whole_games(tmp_path, caplog,
         assert not [text for text in texts if secret in text]
 
 
-def delivery_report(number: int, recipient: str) -> bytes:
-    return (f"From: MAILER-DAEMON@mx.example\r\nTo: pbmserv@localhost\r\nSubject: Undelivered Mail\r\n"
+def delivery_report(number: int, recipient: str, to: str = "pbmserv@localhost") -> bytes:
+    return (f"From: MAILER-DAEMON@mx.example\r\nTo: {to}\r\nSubject: Undelivered Mail\r\n"
             f"Message-ID: <bounce{number}@mx.example>\r\n"
             "Content-Type: multipart/report; report-type=delivery-status; boundary=b\r\n\r\n"
             "--b\r\nContent-Type: text/plain\r\n\r\nYour mail could not be delivered.\r\n"
@@ -114,8 +114,9 @@ def test_bounces_stop_mail_to_an_address_until_it_writes_again(server):
     from sqlalchemy import select
 
     server.signup("alice", "bob")
+    bounce_address = server.transport.senders[0]  # alice's signup reply left with its own
     for number in range(3):
-        assert server.send_raw(delivery_report(number, "Alice@Example.org")) == []
+        assert server.send_raw(delivery_report(number, "Alice@Example.org", to=bounce_address)) == []
     with server.sessions() as session:
         assert session.scalars(select(Inbound.error).order_by(Inbound.id.desc())).first() == (
             "sent by mailer-daemon; delivery failed for alice@example.org")
