@@ -272,7 +272,7 @@ def test_html_only_mail():
             "</blockquote></body></html>")
     parsed = parse(mail(html, content_type="text/html; charset=utf-8"))
     assert parsed.text == ("superwari move 101 alice pw a&b\nNice game <3\nline\nbreak\n"
-                           "> Super-Wari Board 101\n> > superwari show 5")
+                           "> Super-Wari Board 101\n> superwari show 5")  # one `>` however deep
     assert texts(parsed) == ["superwari move 101 alice pw a&b"]
     assert parsed.comment == "Nice game <3\nline\nbreak"
 

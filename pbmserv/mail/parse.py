@@ -5,6 +5,12 @@ and the comment that goes out with the board. It never raises: whatever bytes
 arrive, the worker gets a :class:`ParsedMail` (with empty values where the mail
 made no sense), so a broken mail cannot wedge the queue.
 
+Every step costs time linear in the size of the mail and reads a capped amount:
+the first MAX_PARTS MIME parts, MAX_TEXT_CHARS characters and MAX_TEXT_LINES lines
+of body text (``ParsedMail.truncated`` says when text was left unread), the first
+MAX_HEADER_CHARS characters of the Subject and of each recipient header; a line
+longer than MAX_COMMAND_CHARS is prose, never a command.
+
 Which words make a command is not decided here: the command registry passes
 ``is_command`` (the words start with a command name; arguments unchecked) and
 ``takes_text`` (the command relays the following body lines: message,
@@ -20,6 +26,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from email.message import EmailMessage
 from html.parser import HTMLParser
+from itertools import islice
 
 from pbmserv.mail.loopguard import clean_text, header_address, header_text, parse_bytes
 
@@ -51,6 +58,15 @@ class ParsedMail:
     comment: str = ""
     text: str = ""
     recipients: list[str] = field(default_factory=list)  # To, Cc, Delivered-To, X-Original-To
+    truncated: bool = False  # the body text held more than was read (MAX_TEXT_*)
+
+
+# Commands are never long; whatever a mail holds beyond these is not read.
+MAX_PARTS = 100  # MIME parts looked at for the body
+MAX_TEXT_CHARS = 256 * 1024  # of the body, decoded
+MAX_TEXT_LINES = 2000
+MAX_COMMAND_CHARS = 1000  # a longer line is prose
+MAX_HEADER_CHARS = 4096  # of the Subject and of each recipient header, as written
 
 
 # --- headers ---------------------------------------------------------------
@@ -69,6 +85,25 @@ def strip_subject(subject: str) -> str:
         if stripped == subject:
             return subject.strip()
         subject = stripped
+
+
+def _header_start(msg: EmailMessage, name: str) -> str:
+    """The decoded value of header `name` from its first MAX_HEADER_CHARS characters
+    as written (decoding a header costs more than linear time in its length); ''."""
+    for key, value in msg.raw_items():
+        if key.lower() == name.lower():
+            try:
+                return clean_text(str(msg.policy.header_fetch_parse(key, value[:MAX_HEADER_CHARS])))
+            except Exception:
+                return ""
+    return ""
+
+
+def _recipients(msg: EmailMessage) -> list[str]:
+    """The addresses of To, Cc, Delivered-To and X-Original-To, each header read
+    from its first MAX_HEADER_CHARS characters."""
+    values = [value[:MAX_HEADER_CHARS] for key, value in msg.raw_items() if key.title() in RECIPIENT_HEADERS]
+    return [clean_text(address) for _, address in email.utils.getaddresses(values) if "@" in address]
 
 
 def header_date(msg: EmailMessage) -> dt.datetime | None:
@@ -120,11 +155,13 @@ def clean_lines(text: str) -> list[str]:
     return [line.rstrip() for line in text.split("\n")]
 
 
-def _decode_part(part: EmailMessage) -> str:
-    """A text part's content; a bad or unknown charset falls back to UTF-8."""
+def _decode_part(part: EmailMessage, limit: int | None = None) -> str:
+    """A text part's content (its first `limit` bytes); a bad or unknown charset
+    falls back to UTF-8."""
     payload = part.get_payload(decode=True)
     if not isinstance(payload, (bytes, bytearray)):
         return ""
+    payload = payload[:limit]
     charset = part.get_content_charset() or "utf-8"
     if charset in ("us-ascii", "ascii"):
         charset = "utf-8"  # undeclared 8-bit text is far more often UTF-8 than garbage
@@ -134,16 +171,36 @@ def _decode_part(part: EmailMessage) -> str:
         return bytes(payload).decode("utf-8", "replace")
 
 
+def _body_part(msg: EmailMessage) -> EmailMessage | None:
+    """The first text/plain part that is no attachment, else the first such text/html
+    part, as ``get_body`` finds them but among the first MAX_PARTS parts only, and
+    without recursion (``get_body`` walks every part, and deep nesting overflows it)."""
+    html, stack, seen = None, [msg], 0
+    while stack and seen < MAX_PARTS:
+        part = stack.pop()
+        seen += 1
+        if part.is_attachment():
+            continue
+        if part.get_content_maintype() == "multipart":
+            stack += reversed(list(islice(part.iter_parts(), MAX_PARTS)))
+        elif part.get_content_type() == "text/plain":
+            return part
+        elif part.get_content_type() == "text/html" and html is None:
+            html = part
+    return html
+
+
 def body_text(msg: EmailMessage) -> str:
-    """The plain-text body: the text/plain part, else the HTML part as text; ''."""
+    """The plain-text body: the text/plain part, else the HTML part as text; ''.
+    At most MAX_TEXT_CHARS characters (one more when there was more to read)."""
     try:
-        part = msg.get_body(preferencelist=("plain", "html"))
+        part = _body_part(msg)
         if part is None:
             return ""
-        text = _decode_part(part)
+        text = _decode_part(part, MAX_TEXT_CHARS * 2)  # room for markup and multi-byte UTF-8
         if part.get_content_subtype() == "html":
             text = html_to_text(text)
-        return clean_text(text)
+        return clean_text(text[:MAX_TEXT_CHARS + 1])
     except Exception:
         return ""
 
@@ -171,8 +228,8 @@ class _HtmlToText(HTMLParser):
         line = "".join(self._current)
         if not self._pre:
             line = re.sub(r"\s+", " ", line).strip()
-        if line or keep_empty:
-            self.lines.append(("> " * self._quote_depth + line).rstrip())
+        if line or keep_empty:  # one `>` says quoted: the depth means nothing here
+            self.lines.append((("> " if self._quote_depth else "") + line).rstrip())
         self._current = []
 
     def handle_starttag(self, tag: str, attrs: list) -> None:
@@ -208,13 +265,27 @@ class _HtmlToText(HTMLParser):
             self._current.append(piece)
 
 
+# The standard library's HTMLParser reads an unterminated tag or comment again on
+# every feed and at close(), character by character: time grows with the square of its
+# length. So the HTML goes in by chunks, and reading stops at the first such construct
+# longer than MAX_HTML_PENDING (no tag worth reading is); a long one left at the end
+# is dropped.
+HTML_CHUNK = 4096
+MAX_HTML_PENDING = 16 * 1024
+
+
 def html_to_text(html: str) -> str:
-    """Plain text of an HTML mail: blocks and <br> break lines, <blockquote> is
-    ``> `` quoted, scripts and styles are dropped, entities decoded."""
+    """Plain text of an HTML mail: blocks and <br> break lines, a line in a
+    <blockquote> is ``> `` quoted (once, however deep), scripts and styles are dropped, entities decoded."""
     parser = _HtmlToText()
     try:
-        parser.feed(html)
-        parser.close()
+        for start in range(0, len(html), HTML_CHUNK):
+            parser.feed(html[start:start + HTML_CHUNK])
+            if len(parser.rawdata) > MAX_HTML_PENDING:
+                break  # see MAX_HTML_PENDING
+        else:
+            if len(parser.rawdata) <= HTML_CHUNK:
+                parser.close()
     except Exception:
         pass  # keep what was read before the parser gave up
     try:
@@ -272,7 +343,7 @@ def unquoted_text(lines: list[str], is_command: WordsTest) -> str:
         stripped = line.strip()
         if _is_end(stripped):
             break
-        if not (_is_quoted(stripped) or _is_attribution(lines, index) or _safe(is_command, stripped.split())):
+        if not (_is_quoted(stripped) or _is_attribution(lines, index) or _is_command_line(is_command, stripped)):
             kept.append(line)
     return _trim_blank(kept)
 
@@ -296,8 +367,8 @@ def _body_commands(
             continue
         if _is_quoted(stripped) or _is_attribution(lines, index):
             continue
-        words = stripped.split()
-        if _safe(is_command, words):
+        if _is_command_line(is_command, stripped):
+            words = stripped.split()
             prose_run = 0
             command = CommandLine(stripped, words)
             commands.append(command)
@@ -310,6 +381,12 @@ def _body_commands(
         if prose_run >= MAX_PROSE_RUN:
             break
     return commands, _trim_blank(comment)
+
+
+def _is_command_line(test: WordsTest, stripped: str) -> bool:
+    """Whether the line is a command: not longer than MAX_COMMAND_CHARS, and `test`
+    says so."""
+    return len(stripped) <= MAX_COMMAND_CHARS and _safe(test, stripped.split())
 
 
 def _safe(test: WordsTest, words: list[str]) -> bool:
@@ -354,12 +431,14 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         msg = raw if isinstance(raw, EmailMessage) else parse_bytes(raw)  # parsed once by the worker
         parsed.sender = header_address(msg, "From")
         parsed.reply_to = header_address(msg, "Reply-To") or parsed.sender
-        parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
+        parsed.subject = _LINE_BREAKS.sub(" ", _header_start(msg, "Subject")).strip()
         parsed.message_id = _message_id(msg)
         parsed.date = header_date(msg)
-        parsed.recipients = [address for name in RECIPIENT_HEADERS
-                             for _, address in email.utils.getaddresses([header_text(msg, name)]) if "@" in address]
-        lines = clean_lines(body_text(msg))
+        parsed.recipients = _recipients(msg)
+        text = body_text(msg)
+        lines = clean_lines(text[:MAX_TEXT_CHARS])
+        parsed.truncated = len(text) > MAX_TEXT_CHARS or len(lines) > MAX_TEXT_LINES
+        lines = lines[:MAX_TEXT_LINES]
         parsed.text = "\n".join(lines)
 
         subject = strip_subject(parsed.subject)
