@@ -292,3 +292,17 @@ def test_duplicate_keys_of_hostile_message_ids(server):
     assert store("a@example.org", None, "other")[1]
     with server.sessions() as session:
         assert all(len(key) <= 998 for key in session.scalars(select(Inbound.message_id)))
+
+
+@pytest.mark.parametrize("headers", [
+    "From: " + ", ".join(f"a{n}@example.org" for n in range(60000)),  # 45 s in the address parser
+    "From: a@example.org\r\nMessage-ID: " + "a b " * 200000,  # 27 s in the Message-ID parser
+    "From: " + "g:" * 200000 + "a@example.org;"])
+def test_storing_a_mail_with_a_hostile_header_is_cheap(server, headers):
+    import time
+    raw = (headers + "\r\nSubject: list\r\n\r\nlist\r\n").encode()
+    start = time.process_time()
+    first = enqueue(server.sessions, raw, NOW)
+    again = enqueue(server.sessions, raw, NOW)
+    assert time.process_time() - start < 1.0
+    assert first[1] and again == (first[0], False)

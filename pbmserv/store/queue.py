@@ -11,7 +11,7 @@ from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..mail.loopguard import header_address, header_text, parse_bytes
+from ..mail.loopguard import clean_text, header_address, parse_bytes
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
@@ -19,8 +19,22 @@ from .repo import fixed_setting
 KEY_LENGTH = 998  # of the inbound.message_id column
 
 
+LONG_FROM = 1000  # characters: a From header longer than any real one is not parsed here
+
+
+def _written(message, name: str) -> str:
+    """The first `name` header as written, unfolded, unparsed: the header parser can
+    spend a minute on a hostile megabyte of one."""
+    value = next((value for key, value in message.raw_items() if key.lower() == name.lower()), "")
+    return clean_text(re.sub(r"[\r\n]", "", str(value))).strip()
+
+
 def _sender(message) -> str:
-    """The From address as a duplicate key knows it: lower case, no white space."""
+    """The From address as a duplicate key knows it: lower case, no white space. A From
+    header too long for any real one is known by its hash instead, which is no address."""
+    written = _written(message, "From")
+    if len(written) > LONG_FROM:
+        return "sha256:" + hashlib.sha256(written.encode()).hexdigest()
     return "".join(header_address(message, "From").lower().split())
 
 
@@ -41,7 +55,7 @@ def message_keys(raw: bytes) -> tuple[str | None, str, str]:
     key always has, so no Message-ID can take another sender's key. Without a
     Message-ID the key is a hash of the bytes, and there is no bare key."""
     message = parse_bytes(raw, headers_only=True)
-    message_id, sender = header_text(message, "Message-ID").strip(), _sender(message)
+    message_id, sender = _written(message, "Message-ID"), _sender(message)
     if not message_id:
         return None, "sha256:" + hashlib.sha256(raw).hexdigest(), sender
     bare = message_id if len(message_id) <= KEY_LENGTH and not re.search(r"\s|^sha256:", message_id) else None
