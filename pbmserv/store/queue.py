@@ -15,10 +15,7 @@ from ..mail.loopguard import clean_text, header_address, parse_bytes
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
-
 KEY_LENGTH = 998  # of the inbound.message_id column
-
-
 LONG_FROM = 1000  # characters: a From header longer than any real one is not parsed here
 
 
@@ -51,9 +48,10 @@ def message_keys(raw: bytes) -> tuple[str | None, str, str]:
     else must not make the player's own mail vanish. The first mail with a Message-ID
     is stored under the Message-ID itself (the bare key: what mail stored before keys
     had senders has, and what the admin's listings show); a later one from another
-    sender under "<Message-ID> <sender>". A bare key has no white space, a sender's
-    key always has, so no Message-ID can take another sender's key. Without a
-    Message-ID the key is a hash of the bytes, and there is no bare key."""
+    sender under "<Message-ID> <sender>". A bare key has no white space (nor the
+    "sha256:" of hashed keys), a sender's key always has, so no Message-ID can take
+    another sender's key. Without a Message-ID the key is a hash of the bytes, and
+    there is no bare key."""
     message = parse_bytes(raw, headers_only=True)
     message_id, sender = _written(message, "Message-ID"), _sender(message)
     if not message_id:
