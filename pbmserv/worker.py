@@ -28,7 +28,7 @@ from .keys import address_tag, split_tag
 from .config import Config
 from .mail.loopguard import header_text, loop_reason, parse_bytes
 from .mail.outbound import Mail, bounced_reply, queue_mails
-from .mail.text import Masker, passwords_in, quote
+from .mail.text import Masker, passwords_in, quote, relay_safe
 from .mail.parse import RECIPIENT_HEADERS, CommandLine, parse_message, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
@@ -188,7 +188,7 @@ class Handler:
     def attempt(self, action: Callable[[Context], str], comment: str) -> tuple[Context, str | CommandError]:
         """Run `action` inside a savepoint: an error undoes all it changed."""
         ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
-                      comment=self.mask(comment))  # it goes to others
+                      comment=relay_safe(self.mask(comment)))  # it goes to others
         savepoint = self.session.begin_nested()
         try:
             summary = action(ctx)

@@ -170,3 +170,19 @@ def test_a_mail_to_a_tagged_address_that_is_no_reply_address_gets_an_error_and_c
     assert reply.subject == "pbmserv error"
     assert body_of(reply).split("\n")[0] in ("This address of the server takes no mail from players.",
                                              "That confirmation address confirms nothing.")
+
+
+# --- relayed text --------------------------------------------------------------------------
+
+def test_relayed_text_carries_no_control_characters_no_password_and_no_line_over_78(server):
+    server.signup("alice", "bob")
+    hostile = ("\x1b[2J\x1b]0;owned\x07 hello\x00 \u202eevil\u202c\n"
+               "my password is alice-pw, (alice-pw) and alice-pw.\n" + "word " * 1000 + "\n" + "x" * 5000)
+    replies = server.send(ALICE, "message alice alice-pw bob", hostile)
+    relayed = next(r for r in replies if r.to == [BOB])
+    text = body_of(relayed)
+    assert not any(ch in text for ch in "\x1b\x00\x07\u202e\u202c")
+    assert "alice-pw" not in text and text.count("********") == 3
+    assert "\ufffd[2J" in text and "hello" in text
+    assert max(len(line) for line in text.split("\n")) <= 78
+    assert text.count("x" * 78) == 5000 // 78  # a word longer than a line is cut, not lost
