@@ -6,7 +6,7 @@ player's own mail vanish as a duplicate."""
 from __future__ import annotations
 
 import re
-import smtplib
+import time
 from datetime import datetime, timedelta
 
 import pytest
@@ -299,7 +299,6 @@ def test_duplicate_keys_of_hostile_message_ids(server):
     "From: a@example.org\r\nMessage-ID: " + "a b " * 200000,  # 27 s in the Message-ID parser
     "From: " + "g:" * 200000 + "a@example.org;"])
 def test_storing_a_mail_with_a_hostile_header_is_cheap(server, headers):
-    import time
     raw = (headers + "\r\nSubject: list\r\n\r\nlist\r\n").encode()
     start = time.process_time()
     first = enqueue(server.sessions, raw, NOW)
