@@ -122,7 +122,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
                 worker.run_pending()
                 due = earliest_due(sessions)
             progress.done()
-            delivered = deliver_queued(sessions, MaildirTransport(outbox, durable=False), clock)
+            delivered = deliver_queued(sessions, MaildirTransport(outbox, durable=False, server_address=config.server.address), clock)
             with sessions() as session:
                 rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)
                                        .where(Inbound.id.in_(stored))).all()

@@ -57,7 +57,8 @@ class Server:
         self.sessions = sessions
         self.transport = transport or make_transport(config)
         self.worker = Worker(sessions, config)
-        self.handler = InboundHandler(sessions, config.server.address, self.wake_worker)
+        self.handler = InboundHandler(sessions, config.server.address, self.wake_worker,
+                                      max_recipients=config.smtp.max_recipients)
         self.work = asyncio.Event()
         self.send = asyncio.Event()
         self.schedule = asyncio.Event()

@@ -63,7 +63,7 @@ def test_conflicting_moves_from_several_processes_on_one_database(tmp_path, serv
     then working through the queue: every mail is processed once, one move is played."""
     env = {"PATH": os.environ["PATH"], "PBMSERV_DATABASE_URL": serve_url,
            "PBMSERV_OUTBOUND_MAILDIR": str(tmp_path / "outbox"), "PBMSERV_SECURITY_PASSWORD_COST": "fast",
-           "PBMSERV_SERVER_SEED": "test"}
+           "PBMSERV_SERVER_SEED": "test", "PBMSERV_SECURITY_TRUST_FROM": "true"}
 
     def deliver(raw: bytes) -> subprocess.Popen:
         process = subprocess.Popen([sys.executable, "-m", "pbmserv", "deliver", "--process"], cwd=ROOT, env=env,

@@ -61,6 +61,7 @@ def base_env(tmp: Path, port: int | None = None, **extra: str) -> dict[str, str]
     env = {
         "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
         "PBMSERV_SECURITY_PASSWORD_COST": "fast",
+        "PBMSERV_SECURITY_TRUST_FROM": "true",  # a closed set-up; tests of confirmation say false
         "PBMSERV_SERVER_SEED": "test",
         "PBMSERV_DATABASE_URL": f"sqlite:///{db_path(tmp)}",
         "PBMSERV_OUTBOUND_MAILDIR": str(outbox(tmp)),

@@ -192,7 +192,6 @@ def test_queue_list_shows_mail_set_aside_with_its_reason_on_one_line_within_78_c
     assert all(len(line) <= 78 and "\x1b" not in line for line in lines)
 
 
-@pytest.mark.xfail(strict=True, reason="store/queue.py set_status does not reset Inbound.attempts yet")
 def test_queue_retry_gives_a_mail_set_aside_three_more_tries(admin_cli, tmp_path):
     server = Server(tmp_path, database={"url": admin_cli.url})
     inbound_id = set_aside(server, b"From: a@example.org\nSubject: list\n\n", "a@example.org")

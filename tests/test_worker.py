@@ -71,8 +71,10 @@ def test_failed_mail_is_listed_retried_and_dropped_by_the_admin(server, monkeypa
     monkeypatch.setenv("PBMSERV_DATABASE_URL", server.config.database.url)
     assert main(["queue", "list"]) == 0
     assert capsys.readouterr().out == (
-        "in:3  <test3@example.org>  from ?  RuntimeError: renderer exploded\n"
-        "in:4  <test4@example.org>  from ?  RuntimeError: renderer exploded\n"
+        "in:3  from ?  <test3@example.org>\n"
+        "  RuntimeError: renderer exploded\n"
+        "in:4  from ?  <test4@example.org>\n"
+        "  RuntimeError: renderer exploded\n"
         "2 failed mails.\n")
     assert main(["queue", "retry", "in:3"]) == 0
     assert main(["queue", "drop", "in:4"]) == 0

@@ -142,4 +142,6 @@ def set_status(session: Session, ref: str, status: str) -> str:
     row.status = status
     if isinstance(row, Outbound):
         row.next_attempt_at = None
+    elif status == "queued":
+        row.attempts = 0  # a mail set aside gets its tries again
     return f"{ref} {'queued again' if status == 'queued' else 'dropped'}"
