@@ -17,7 +17,7 @@ import time
 
 import common
 
-BENCHMARKS = ["engines", "replay", "smtp", "scale", "cluster"]  # bench_<name>.py
+BENCHMARKS = ["engines", "replay", "smtp", "scale", "cluster", "hostile"]  # bench_<name>.py
 
 
 def main(argv: list[str] | None = None) -> int:

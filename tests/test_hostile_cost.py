@@ -36,9 +36,9 @@ def _mail(headers: str, body: str | bytes) -> bytes:
     return (top + headers).encode() + b"\r\n" + body
 
 
-def _lines(make, size: int = SIZE) -> str:
+def _lines(make, size: int | None = None) -> str:
     """`make(i)` for i = 0, 1, ... as lines, up to about `size` characters."""
-    out, total, i = [], 0, 0
+    out, total, i, size = [], 0, 0, size or SIZE
     while total < size:
         line = make(i)
         out.append(line)
