@@ -48,6 +48,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "recent_moves": 10,
         "wrong_passwords_per_hour": 5,
         "errors_per_day": 20,
+        "unconfirmed_replies_per_day": 10,
         "addresses_per_account": 5,
         "confirmations_per_address": 2,
         "confirmations_per_sender": 10,

@@ -137,22 +137,38 @@ class Handler:
         self.mail = mail
         self.mask = Masker(passwords_in([mail.subject, *mail.text.split("\n")], password_words),
                            self.config.server.address)
-        self.registered = is_registered_address(self.session, mail.sender)
+        self.registered = is_registered_address(self.session, mail.reply_to)  # who the answers go to
         limit = self.config.limits.commands_per_mail
         tag = self.tag(mail.recipients)
         if tag is not None and not mail.commands:
             self.run_tagged(tag)
         elif not mail.commands:
             self.error_reply("pbmserv error", CommandError(
-                "Your mail holds no command: its Subject is not one, and no line of its body is one.",
-                "Put one command in the Subject, or one command a line in the body; send 'help' for the commands."),
+                "Your mail holds no command: neither its Subject nor any line of its body.",
+                "Put one command in the Subject, or one command a line in the body;\n"
+                "send 'help' for the commands."),
                 quoted_line=mail.subject)
         elif len(mail.commands) == 1:
             self.run_single(mail.commands[0])
         else:
             self.run_several(mail.commands[:limit], skipped=len(mail.commands) - limit)
+        self.cap_unconfirmed()
         queue_mails(self.session, self.config, self.outgoing, str(row.id), self.now, mail.message_id, row.id)
         row.status = "done"
+
+    def cap_unconfirmed(self) -> None:
+        """Answers to an address no account has confirmed go out a few times a day at
+        most ([limits] unconfirmed_replies_per_day): its From or Reply-To may be forged,
+        and a stranger's word must not make the server mail a third party."""
+        target = self.mail.reply_to.lower()
+        if self.registered or not target:
+            return
+        limit = self.config.limits.unconfirmed_replies_per_day
+        for mail in self.outgoing:
+            if target in (a.lower() for a in mail.to) and \
+                    rate_limited(self.session, "unconfirmed-reply", target, self.now, limit):
+                mail.to = [a for a in mail.to if a.lower() != target]
+                self.row.error = f"not answered: {limit} answers a day to an address no account has confirmed"
 
     def count_bounces(self, message: EmailMessage) -> str:
         """Count a delivery report against the addresses it names, but only if it came

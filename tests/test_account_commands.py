@@ -679,8 +679,8 @@ def test_broadcast_rate_limit_text(server):
 def test_mail_with_no_command_from_a_stranger(server):
     reply = server.one("x@example.net", "hello there", "How do I play?\n")
     assert_error(reply, error_text(
-        "Your mail holds no command: its Subject is not one, and no line of its body is one.",
-        "Put one command in the Subject, or one command a line in the body; send 'help' for the commands.",
+        "Your mail holds no command: neither its Subject nor any line of its body.",
+        "Put one command in the Subject, or one command a line in the body;\nsend 'help' for the commands.",
         "> hello there"), "x@example.net")
 
 
@@ -695,8 +695,8 @@ def test_mail_with_no_command_from_a_player_quotes_the_subject(server):
     server.signup("alice")
     reply = server.one(ALICE, "hello there")
     assert body_of(reply) == error_text(
-        "Your mail holds no command: its Subject is not one, and no line of its body is one.",
-        "Put one command in the Subject, or one command a line in the body; send 'help' for the commands.",
+        "Your mail holds no command: neither its Subject nor any line of its body.",
+        "Put one command in the Subject, or one command a line in the body;\nsend 'help' for the commands.",
         "> Subject: hello there")
 
 

@@ -186,3 +186,16 @@ def test_relayed_text_carries_no_control_characters_no_password_and_no_line_over
     assert "\ufffd[2J" in text and "hello" in text
     assert max(len(line) for line in text.split("\n")) <= 78
     assert text.count("x" * 78) == 5000 // 78  # a word longer than a line is cut, not lost
+
+
+def test_answers_to_an_address_no_account_confirmed_are_capped_a_day(make_server):
+    """`help` with a forged From (or Reply-To) 10,000 times mails the victim a few times."""
+    server = make_server(limits={"unconfirmed_replies_per_day": 4})
+    answered = [len(server.send("stranger@example.net", "help")) for _ in range(6)]
+    assert answered == [1, 1, 1, 1, 0, 0]
+    server.signup("alice")  # a confirmed address is not capped
+    assert [len(server.send(ALICE, "help")) for _ in range(6)] == [1] * 6
+    forged = [len(server.send(ALICE, "help", headers={"Reply-To": "victim@example.net"})) for _ in range(6)]
+    assert forged == [1, 1, 1, 1, 0, 0]
+    server.clock += timedelta(days=1)
+    assert len(server.send("stranger@example.net", "help")) == 1

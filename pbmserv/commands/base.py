@@ -8,6 +8,7 @@ email commands). A duplicate name stops start-up.
 from __future__ import annotations
 
 import difflib
+import functools
 import importlib
 import pkgutil
 import textwrap
@@ -235,13 +236,21 @@ def password_words(words: list[str]) -> list[str]:
     return []
 
 
+@functools.lru_cache(maxsize=1024)
+def closest(word: str, names: tuple[str, ...]) -> str | None:
+    """The name `word` most likely misspells, if any (a mail may repeat a misspelling on
+    thousands of lines: each is looked up once)."""
+    close = difflib.get_close_matches(word, names, n=1)
+    return close[0] if close else None
+
+
 def guessed_passwords(commands: dict[str, Command], words: list[str]) -> list[str]:
     """The words at the password positions of the command `words[1]` was likely meant
     to be (one of `commands`, by name), or of all of them."""
     if len(words) < 3:
         return []
-    close = difflib.get_close_matches(words[1].lower(), list(commands), n=1)
-    meant = [commands[close[0]]] if close else list(commands.values())
+    close = closest(words[1].lower()[:40], tuple(commands))
+    meant = [commands[close]] if close else list(commands.values())
     args = words[2:]
     return sorted({args[i] for cmd in meant for i in cmd.password_args if i < len(args)})
 

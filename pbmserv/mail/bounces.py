@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 from email.message import EmailMessage
+from itertools import islice
+
+from .loopguard import MAX_PARTS
 
 
 def failed_recipients(msg: EmailMessage) -> list[str]:
@@ -10,7 +13,7 @@ def failed_recipients(msg: EmailMessage) -> list[str]:
     [] for any other mail. Never raises."""
     found: list[str] = []
     try:
-        for part in msg.walk():
+        for part in islice(msg.walk(), MAX_PARTS):
             if part.get_content_type() != "message/delivery-status":
                 continue
             for block in part.get_payload() or []:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import email.policy
 import re
+from itertools import islice
 import email.utils
 from email.headerregistry import Address
 from email.message import EmailMessage
@@ -60,10 +61,18 @@ def parse_bytes(raw: bytes, headers_only: bool = False) -> EmailMessage:
     try:
         if not isinstance(raw, (bytes, bytearray)):
             raw = bytes(raw)
+        # MIME nested a thousand deep, or 20,000 parts, costs the parser many seconds (it
+        # parses each part's headers anew for every question asked of it) and holds no
+        # command: the body of such a mail is not read.
+        headers_only = headers_only or len(_BOUNDARY.findall(raw)) > MAX_MULTIPARTS \
+            or raw.count(b"\n--") > MAX_DELIMITERS
         return BytesParser(policy=email.policy.default).parsebytes(
             bytes(raw), headersonly=headers_only)
     except Exception:
         return EmailMessage()
+
+
+_BOUNDARY = re.compile(rb"boundary\s*=", re.IGNORECASE)
 
 
 def clean_text(value: str) -> str:
@@ -79,10 +88,26 @@ def clean_text(value: str) -> str:
         return value.encode("utf-8", "replace").decode("utf-8", "replace")
 
 
+MAX_HEADER_CHARS = 4096  # of a header, as written, that is read
+MAX_PARTS = 100  # MIME parts looked at for a report
+MAX_MULTIPARTS = 100  # multipart boundaries a mail may declare before its body is left unparsed
+MAX_DELIMITERS = 1000  # lines starting "--" (part delimiters) likewise
+
+
+def header_value(msg: EmailMessage, name: str):
+    """Header `name` parsed from its first MAX_HEADER_CHARS characters as written
+    (parsing a header costs more than linear time in its length: a megabyte of From
+    took 45 s); None if absent."""
+    for key, value in msg.raw_items():
+        if key.lower() == name.lower():
+            return msg.policy.header_fetch_parse(key, value[:MAX_HEADER_CHARS])
+    return None
+
+
 def header_text(msg: EmailMessage, name: str) -> str:
-    """The decoded value of header ``name``; '' if absent or malformed."""
+    """The decoded value of header ``name`` (its start); '' if absent or malformed."""
     try:
-        value = msg.get(name)
+        value = header_value(msg, name)
         return "" if value is None else clean_text(str(value))
     except Exception:
         return ""
@@ -95,8 +120,7 @@ def header_addresses(msg: EmailMessage, name: str) -> list[Address]:
     whether that is usable.
     """
     try:
-        value = msg.get(name)
-        return list(getattr(value, "addresses", ()) or ())
+        return list(getattr(header_value(msg, name), "addresses", ()) or ())
     except Exception:
         return []
 
@@ -129,7 +153,7 @@ def _first_token(value: str) -> str:
 def _is_report(msg: EmailMessage) -> bool:
     """A delivery-status or disposition report, at the top or anywhere inside."""
     try:
-        return any(part.get_content_type() in REPORT_TYPES for part in msg.walk())
+        return any(part.get_content_type() in REPORT_TYPES for part in islice(msg.walk(), MAX_PARTS))
     except Exception:
         return False
 

@@ -28,7 +28,8 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from itertools import islice
 
-from pbmserv.mail.loopguard import clean_text, header_address, header_text, parse_bytes
+from pbmserv.mail.loopguard import (MAX_HEADER_CHARS, MAX_PARTS, clean_text, header_address, header_text,
+                                   header_value, parse_bytes)
 
 __all__ = [
     "CommandLine", "ParsedMail", "parse_message", "header_date", "html_to_text", "strip_subject",
@@ -62,11 +63,9 @@ class ParsedMail:
 
 
 # Commands are never long; whatever a mail holds beyond these is not read.
-MAX_PARTS = 100  # MIME parts looked at for the body
 MAX_TEXT_CHARS = 256 * 1024  # of the body, decoded
 MAX_TEXT_LINES = 2000
 MAX_COMMAND_CHARS = 1000  # a longer line is prose
-MAX_HEADER_CHARS = 4096  # of the Subject and of each recipient header, as written
 
 
 # --- headers ---------------------------------------------------------------
@@ -87,18 +86,6 @@ def strip_subject(subject: str) -> str:
         subject = stripped
 
 
-def _header_start(msg: EmailMessage, name: str) -> str:
-    """The decoded value of header `name` from its first MAX_HEADER_CHARS characters
-    as written (decoding a header costs more than linear time in its length); ''."""
-    for key, value in msg.raw_items():
-        if key.lower() == name.lower():
-            try:
-                return clean_text(str(msg.policy.header_fetch_parse(key, value[:MAX_HEADER_CHARS])))
-            except Exception:
-                return ""
-    return ""
-
-
 def _recipients(msg: EmailMessage) -> list[str]:
     """The addresses of To, Cc, Delivered-To and X-Original-To, each header read
     from its first MAX_HEADER_CHARS characters."""
@@ -109,7 +96,7 @@ def _recipients(msg: EmailMessage) -> list[str]:
 def header_date(msg: EmailMessage) -> dt.datetime | None:
     """The Date header as an aware datetime (``-0000`` taken as UTC); None if unusable."""
     try:
-        value = getattr(msg.get("Date"), "datetime", None)
+        value = getattr(header_value(msg, "Date"), "datetime", None)
     except Exception:
         value = None
     if value is None:
@@ -431,7 +418,7 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         msg = raw if isinstance(raw, EmailMessage) else parse_bytes(raw)  # parsed once by the worker
         parsed.sender = header_address(msg, "From")
         parsed.reply_to = header_address(msg, "Reply-To") or parsed.sender
-        parsed.subject = _LINE_BREAKS.sub(" ", _header_start(msg, "Subject")).strip()
+        parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
         parsed.message_id = _message_id(msg)
         parsed.date = header_date(msg)
         parsed.recipients = _recipients(msg)

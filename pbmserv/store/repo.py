@@ -41,7 +41,10 @@ def find_user(session: Session, userid: str) -> User | None:
 
 
 def is_registered_address(session: Session, address: str) -> bool:
-    return session.scalar(select(Address.id).where(Address.address_key == address.lower()).limit(1)) is not None
+    """Whether some account has this address, confirmed: an address merely named in a
+    signup proves nothing about who writes from it."""
+    return session.scalar(select(Address.id).where(Address.address_key == address.lower(), Address.confirmed)
+                          .limit(1)) is not None
 
 
 def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:

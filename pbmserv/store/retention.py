@@ -132,9 +132,9 @@ def masked_command_mail(raw: bytes, server_address: str) -> bytes:
     message = parse_bytes(literal)
     texts = [value for _name, value in headers(message)]
     texts += [_decode_part(part) for part in message.walk() if not part.is_multipart()]
-    if not any(mask(text) != text or any(secret in text for secret in mask.secrets)
-               for text in map(cleaned, texts)):  # a part such as <p>PASSWORD</p> counts too
-        return literal
+    if not mail.truncated and not any(mask(text) != text or any(secret in text for secret in mask.secrets)
+                                      for text in map(cleaned, texts)):  # a part such as <p>PASSWORD</p> too
+        return literal  # (a body longer than the worker reads may hide passwords it never saw: written anew)
     new = EmailMessage()
     for name, value in headers(message):
         if name.lower() not in MIME_HEADERS:
