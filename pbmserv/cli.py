@@ -83,6 +83,27 @@ def naive_utc(moment: datetime) -> datetime:
     return moment.astimezone(timezone.utc).replace(tzinfo=None)
 
 
+MAILDIR_PARTS = ("new", "cur", "tmp")
+
+
+def outbox_files(outbox: Path) -> list[Path]:
+    """The files of the Maildir `outbox` (an absent folder has none). A folder that
+    holds anything else is refused: replay empties only what a Maildir holds."""
+    if not outbox.exists():
+        return []
+    if not outbox.is_dir():
+        raise UsageError(f"pbmserv replay: the outbox {outbox} is not a folder; name a folder with --outbox")
+    files: list[Path] = []
+    for entry in sorted(outbox.iterdir()):
+        part = entry.name in MAILDIR_PARTS and entry.is_dir() and not entry.is_symlink()
+        for path in sorted(entry.iterdir()) if part else [entry]:
+            if not part or path.is_symlink() or not path.is_file():
+                raise UsageError(f"pbmserv replay: the outbox {outbox} holds {path.relative_to(outbox)}, which "
+                                 f"is not a file of a Maildir; name an empty folder with --outbox")
+            files.append(path)
+    return files
+
+
 def cmd_replay(args: argparse.Namespace, config: Config) -> int:
     """Feed mailboxes through the queue and worker in Date order; replies to a Maildir.
 
@@ -94,8 +115,15 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
         config = config.with_overrides(security={"trust_from": True})
     if not args.db:
         config = config.with_overrides(security={"password_cost": "fast"})
-    raws = read_mailboxes(args.mailbox)
     outbox = Path(args.outbox)
+    default = outbox.resolve() == Path(DEFAULT_REPLAY_OUTBOX).resolve()
+    stale = outbox_files(outbox)  # refused before the mail is read, emptied once it has been
+    if stale and not (args.overwrite or default):
+        raise UsageError(f"pbmserv replay: the outbox {outbox} holds {len(stale)} files of an earlier run; "
+                         f"add --overwrite to empty it first, or name an empty folder with --outbox")
+    raws = read_mailboxes(args.mailbox)
+    for path in stale:
+        path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="pbmserv-replay-") as scratch:
         engine = make_engine(args.db or f"sqlite:///{Path(scratch) / 'replay.db'}", durable=bool(args.db))
         try:
@@ -122,7 +150,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
                 worker.run_pending()
                 due = earliest_due(sessions)
             progress.done()
-            delivered = deliver_queued(sessions, MaildirTransport(outbox, durable=False, server_address=config.server.address), clock)
+            deliver_queued(sessions, MaildirTransport(outbox, durable=False, server_address=config.server.address), clock)
             with sessions() as session:
                 rows = session.execute(select(Inbound.message_id, Inbound.status, Inbound.error)
                                        .where(Inbound.id.in_(stored))).all()
@@ -135,7 +163,8 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             print(f"pbmserv replay: mail {row.message_id} failed: {last_line}", file=sys.stderr)
     print(f"Replayed {len(raws)} mails: {statuses.count('done')} answered, {statuses.count('ignored')} ignored "
           f"(loop rules), {duplicates} duplicates, {statuses.count('failed')} failed.")
-    print(f"{delivered} replies written to {outbox / 'new'}/")
+    written = sum(1 for path in (outbox / "new").iterdir() if path.is_file())  # the outbox held none before
+    print(f"{written} replies written to {outbox / 'new'}/")
     return 1 if "failed" in statuses else 0
 
 
@@ -387,7 +416,10 @@ def build_parser() -> Parser:
     replay.add_argument("mailbox", nargs="+", help="an mbox file or a Maildir folder")
     replay.add_argument("--db", metavar="URL", help="database URL to use (and keep) instead of a temporary one")
     replay.add_argument("--outbox", metavar="DIR", default=DEFAULT_REPLAY_OUTBOX,
-                        help=f"Maildir for the replies (default {DEFAULT_REPLAY_OUTBOX})")
+                        help=f"Maildir for the replies (default {DEFAULT_REPLAY_OUTBOX}, emptied at each run); "
+                             "another folder must be empty or absent, unless --overwrite")
+    replay.add_argument("--overwrite", action="store_true",
+                        help="empty the --outbox Maildir (its new/, cur/ and tmp/ files) before the run")
     replay.set_defaults(handler=cmd_replay)
 
     migrate = commands.add_parser("migrate", help="bring the database schema up to date",
