@@ -23,6 +23,15 @@ def days(span: timedelta) -> str:
     return "1 day" if count == 1 else f"{count:g} days"
 
 
+TENTH = DAY / 10
+
+
+def shown_left(span: timedelta) -> timedelta:
+    """Vacation left as every message shows it: whole tenths of a day, rounded down,
+    so that any number of DAYS a message says is left is granted."""
+    return max(span // TENTH * TENTH, timedelta(0))
+
+
 def used(user: User, now: datetime) -> timedelta:
     """Vacation time taken in the 365 days up to `now` (a running vacation up to now)."""
     return sum((max(min(v.end, now) - max(v.start, now - WINDOW), timedelta(0)) for v in user.vacations),
@@ -66,8 +75,9 @@ class VacationCommand(Command):
                 instead = (f"Send: vacation {user.userid} PASSWORD DAYS with at most the days left, or 'on'."
                            if left > timedelta(0) else "Days taken count again 365 days after they were taken.")
                 raise CommandError(
-                    f"{user.userid} has {days(max(left, timedelta(0)))} of vacation left: "
-                    f"{days(allowance - left)} of {days(allowance)} were taken in the last 365 days.", instead)
+                    f"{user.userid} has {days(shown_left(left))} of vacation left: "
+                    f"{days(allowance - shown_left(left))} of {days(allowance)} were taken in the last 365 days.",
+                    instead)
             if current is None:
                 user.vacations.append(Vacation(start=now, end=now + length))
             else:  # plans changed: the time away so far counts, the rest is planned anew
@@ -78,7 +88,7 @@ class VacationCommand(Command):
         for record in running_games(ctx.session, user):
             set_due(record)
         left = allowance - used(user, now) - planned(user, now)
-        text += f"\nVacation left: {round(left / DAY, 1):g} of {days(allowance)} in 365 days.\n"
+        text += f"\nVacation left: {round(shown_left(left) / DAY, 1):g} of {days(allowance)} in 365 days.\n"
         ctx.reply("pbmserv vacation", text, also_to=user.emails)
         return text.splitlines()[0]
 
