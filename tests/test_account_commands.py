@@ -50,12 +50,6 @@ Account commands:
       close your account, resigning every game you play
   all games USERID
       the running boards of a player in every game, with their status
-  abort GAME BOARD USERID PASSWORD
-      end a board with no result (admins only)
-  disable USERID ADMINID PASSWORD
-      close an account: its password no longer works (admins only)
-  enable USERID ADMINID PASSWORD
-      open a closed account again (admins only)
   vacation USERID PASSWORD on|off|DAYS
       go away (for DAYS, or until 'off'): no reminders or forfeits meanwhile
 
@@ -67,7 +61,8 @@ Game commands (GAME is the name of a game below):
   GAME move BOARD USERID PASSWORD MOVE [#N]
       make your move, or vote (#N: only if it is the N-th move on the board)
   GAME show BOARD[#N] [legal]
-      the board as everyone sees it (#N: after N moves; legal: the legal moves)
+      the board as everyone sees it (#N: after N moves; legal: the legal
+      moves)
   GAME showas BOARD USERID PASSWORD
       the board as you see it, with what only you may see
   GAME resign BOARD USERID PASSWORD
@@ -81,9 +76,11 @@ Game commands (GAME is the name of a game below):
   GAME welcome USERID PASSWORD
       accept challenges of this game again after 'refuse'
   GAME limit USERID PASSWORD N|none
-      accept challenges only while you play fewer than N running boards others started
+      accept challenges only while you play fewer than N running boards others
+      started
   GAME subscribe BOARD USERID PASSWORD
-      watch a board: its board mails, as everyone may see them, come to you too
+      watch a board: its board mails, as everyone may see them, come to you
+      too
   GAME unsubscribe BOARD USERID PASSWORD
       stop watching a board
   GAME chat BOARD USERID PASSWORD
@@ -93,7 +90,8 @@ Game commands (GAME is the name of a game below):
   GAME preview BOARD USERID PASSWORD MOVE[; MOVE ...]
       the board as it would be after these moves; nothing is played
   GAME submit BOARD USERID PASSWORD MOVE
-      check a move and see the board after it; it is played when you confirm it
+      check a move and see the board after it; it is played when you confirm
+      it
   GAME confirm BOARD USERID PASSWORD
       play the move you submitted
   GAME history [USERID]
@@ -102,13 +100,26 @@ Game commands (GAME is the name of a game below):
       the players' Elo ratings in this game (two-player games only)
 
 Games:
-  serpent     Eggs and snakes on a hex board: groups without a survival path die
-  superwari   Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
-  survival    David Smith's arrow game: place where your last arrow points, or lose
-  survive     Survive the nuclear winter: pay Food, Water and Shelter each round; trade, lie, fight
+  serpent     Eggs and snakes on a hex board: groups without a survival path
+              die
+  superwari   Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve
+              your opponent
+  survival    David Smith's arrow game: place where your last arrow points, or
+              lose
+  survive     Survive the nuclear winter: pay Food, Water and Shelter each
+              round; trade, lie, fight
   wari        The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
-Send "help COMMAND" for more on a command, "GAME help" for the rules of a game.
+Send "help COMMAND" for more on a command, "GAME help" for a game's rules,
+and "help reply" for how to move by answering a board mail.
+
+Admins only:
+  abort GAME BOARD USERID PASSWORD
+      end a board with no result (admins only)
+  disable USERID ADMINID PASSWORD
+      close an account: its password no longer works (admins only)
+  enable USERID ADMINID PASSWORD
+      open a closed account again (admins only)
 """
 
 LIST_TEXT = """\

@@ -176,23 +176,90 @@ class Help(Command):
 
     def run(self, ctx: Context, args: list[str]) -> str:
         load_commands()
-        topic = " ".join(args).lower()
+        words = [word.lower() for word in args]
+        topic = " ".join(words)
         if not topic:
-            body = render("commands/help.txt", address=ctx.config.server.address,
-                          account=list(account_commands.values()), game_commands=list(game_commands.values()),
-                          games=list(games().values()))
+            commands = list(account_commands.values())
+            body = render("commands/help.txt", address=ctx.config.server.address, wrap=wrapped,
+                          account=[c for c in commands if not c.admin_only],
+                          admin=[c for c in commands if c.admin_only],
+                          game_commands=list(game_commands.values()), games=list(games().values()))
             ctx.reply("pbmserv help", body)
             return "Help sent."
+        if topic == "reply":
+            local, _, domain = ctx.config.server.address.partition("@")
+            ctx.reply("pbmserv help", render("commands/help_reply.txt", address=f"{local}+TOKEN@{domain}"))
+            return "Help on reply sent."
         game = get_game(topic)
         if game is not None:
             ctx.reply(f"{game.title} help", game_help(ctx.config, game))
             return f"Help on {game.name} sent."
-        if topic in account_commands or topic in game_commands:
-            cmd = account_commands.get(topic) or game_commands[topic]
-            ctx.reply("pbmserv help", render("commands/help_topic.txt", usage=cmd.usage(), cmd=cmd))
+        found = help_topic(words)
+        if found is not None:
+            commands, game = found
+            ctx.reply("pbmserv help", "\n".join(
+                render("commands/help_topic.txt", usage=cmd.usage(game), cmd=cmd, wrap=wrapped, fill=filled,
+                       moves=game is not None and re.search(r"\bMOVE\b", cmd.arguments), game=game)
+                for cmd in commands))
             return f"Help on {topic} sent."
-        raise CommandError(f"There is no help topic '{topic}'.",
-                           "Send 'help' for the list of commands and games.")
+        import difflib
+
+        from ..games.base import echoed
+
+        close = difflib.get_close_matches(topic, help_topics(), n=3)
+        listed = "".join(f"  help {name}\n" for name in close)
+        send = "Send one of them, or 'help'" if close else "Send 'help'"
+        raise CommandError(f"There is no help topic '{echoed(topic, 40)}'.",
+                           (f"The closest topics:\n{listed}" if close else "")
+                           + f"{send} for the list of commands and games.")
+
+
+def help_topic(words: list[str]) -> tuple[list[Command], object] | None:
+    """The commands a help topic names, and the game it names them in (None: GAME):
+    `change password`, `change` (both change commands), `move`, `GAME move`,
+    `superwari move`."""
+    topic = " ".join(words)
+    if topic in account_commands:
+        return [account_commands[topic]], None
+    family = [cmd for name, cmd in account_commands.items() if name.split()[0] == topic]
+    if family:
+        return family, None
+    if topic in game_commands:
+        return [game_commands[topic]], None
+    if len(words) == 2 and words[1] in game_commands:
+        if words[0] == "game":
+            return [game_commands[words[1]]], None
+        game = get_game(words[0])
+        if game is not None:
+            return [game_commands[words[1]]], game
+    return None
+
+
+def help_topics() -> list[str]:
+    """Every help topic, as it is written after `help`: what an unknown one is matched with."""
+    families = sorted({name.split()[0] for name in account_commands if " " in name})
+    names = list(games())
+    return (["reply"] + list(account_commands) + families + list(game_commands) + names
+            + [f"{game} {cmd}" for game in names for cmd in game_commands])
+
+
+def wrapped(text: str, indent: int, first: str | None = None) -> str:
+    """`text` filled to the mail width, its lines indented by `indent` (the first line
+    starts with `first` instead, e.g. a game's name)."""
+    import textwrap
+
+    from .base import WIDTH
+
+    return textwrap.fill(text, WIDTH, initial_indent=" " * indent if first is None else first,
+                         subsequent_indent=" " * indent, break_on_hyphens=False, break_long_words=False)
+
+
+def filled(text: str) -> str:
+    """`text` with each line longer than the mail width filled, keeping its indent."""
+    from .base import WIDTH
+
+    return "\n".join(line if len(line) <= WIDTH else wrapped(line.lstrip(), len(line) - len(line.lstrip()))
+                     for line in text.split("\n"))
 
 
 def game_help(config, game) -> str:
@@ -201,7 +268,7 @@ def game_help(config, game) -> str:
     votes = (["propose (a draw)"] if game.can_tie else []) + \
         (["undo (take back your last move)"] if not (game.has_chance or game.hidden_information) else [])
     return render("commands/game_help.txt", game=game, params=game.params + clock_params(config, game),
-                  votes=votes, commands=list(game_commands.values()))
+                  votes=votes, commands=list(game_commands.values()), wrap=wrapped, fill=filled)
 
 
 @command

@@ -144,6 +144,7 @@ class AllGames(Command):
 @command
 class Abort(Command):
     name = "abort"
+    admin_only = True
     arguments = "GAME BOARD USERID PASSWORD"
     summary = "end a board with no result (admins only)"
     description = "Every player gets the board; the text below the command goes with it."
@@ -178,6 +179,7 @@ class Abort(Command):
 class SetDisabled(Command):
     """`disable` and `enable`: an admin closes or opens an account."""
 
+    admin_only = True
     arguments = "USERID ADMINID PASSWORD"
     min_args = max_args = 3
     password_args = (2,)

@@ -93,6 +93,7 @@ class Command:
     max_args: ClassVar[int | None] = 0  # None: any number
     password_args: ClassVar[tuple[int, ...]] = ()  # argument positions to mask in quotes
     takes_text: ClassVar[bool] = False  # the lines below it are its text (message, broadcast)
+    admin_only: ClassVar[bool] = False  # `help` lists it apart, under "Admins only"
 
     def label(self, game: Game | None = None) -> str:
         """The command's name as written: `change password`, `superwari move`."""
