@@ -135,3 +135,13 @@ def test_every_line_of_every_help_mail_fits(helped):
         assert reply.subject != "pbmserv error", (subject, body_of(reply))
         long.update({f"{subject}: {line}": len(line) for line in body_of(reply).split("\n") if len(line) > 78})
     assert long == {}
+
+
+def test_game_help_lists_the_votes_one_a_line(helped):
+    """One line of votes would run past 78 columns and wrap mid-parenthesis."""
+    text = body_of(helped.one(ALICE, "superwari help"))
+    assert ("\nMoves: the letter of one of your own pits: c\n"
+            "Votes, sent as moves and answered with accept or reject:\n"
+            "  propose  a draw\n"
+            "  undo     take back your last move\n\n") in text
+    assert text.endswith('\n\nSend "help superwari COMMAND" for more on a command.\n')

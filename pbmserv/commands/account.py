@@ -265,8 +265,8 @@ def filled(text: str) -> str:
 def game_help(config, game) -> str:
     """The rules, the parameters (the server's deadlines among them) and the commands."""
     load_commands()
-    votes = (["propose (a draw)"] if game.can_tie else []) + \
-        (["undo (take back your last move)"] if not (game.has_chance or game.hidden_information) else [])
+    votes = ([("propose", "a draw")] if game.can_tie else []) + \
+        ([("undo", "take back your last move")] if not (game.has_chance or game.hidden_information) else [])
     return render("commands/game_help.txt", game=game, params=game.params + clock_params(config, game),
                   votes=votes, commands=list(game_commands.values()), wrap=wrapped, fill=filled)
 
