@@ -3,7 +3,8 @@ confirm it later.
 
 - `queue`: kept on the board (`PendingMove`, kind "queue") and played by
   `boards.play_queued` as soon as the player's turn comes, if legal then; one per
-  player and board, a new one replaces it, `cancel` removes it.
+  player and board, a new one replaces it, `cancel` removes it, and a move made by
+  hand (`move`, `confirm`) drops it.
 - `preview`: the board after a few moves (separated by `;`), each by the player to
   act (the sender, where several act at once). Nothing is stored; chance in a preview
   is drawn anew, never the board's real next outcome. Needs the password because a
@@ -25,6 +26,14 @@ CANCEL = "cancel"
 
 def pending_of(record: GameRecord, seat: int, kind: str) -> PendingMove | None:
     return next((p for p in record.pending if p.seat == seat and p.kind == kind), None)
+
+
+def by_hand(record: GameRecord, seat: int) -> None:
+    """The seat moves by hand: its queued move, meant for a turn that is now being
+    played, is dropped (an illegal move undoes this with the command's savepoint)."""
+    queued = pending_of(record, seat, "queue")
+    if queued is not None:
+        record.pending.remove(queued)
 
 
 def keep(record: GameRecord, seat: int, kind: str, move: str, ctx: Context) -> None:
@@ -156,5 +165,6 @@ class Confirm(GameCommand):
             raise CommandError(f"{user.userid} has submitted no move on board {record.board}.",
                                f"Submit one first: {game.name} submit {record.board} {user.userid} PASSWORD MOVE")
         record.pending.remove(pending)
+        by_hand(record, seat)
         ctx.comment = ctx.comment or pending.comment
         return play_move(ctx, game, record, user, seat, fill_seats(pending.move, names(record)))

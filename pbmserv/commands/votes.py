@@ -22,6 +22,9 @@ so the #N guard on a vote means "only if the board still has N-1 moves". In a ga
 with no votes at all, `accept` and `reject` are left to the engine (Survive answers
 its own offers with `accept N`). Errors say what was wrong and change nothing.
 
+An accepted undo plays at once the queued move (`queue`) of a player it gives the
+turn, as a move does; a move by hand drops its player's queued move.
+
 A vote left pending when the game ends otherwise (a resignation, a forfeit) is
 dropped by `play.record_action`; board mails show votes only on a running board.
 """
@@ -32,7 +35,8 @@ from ..games import Game
 from ..play import DRAW, UNDO, current_state, names, proposed, record_action, standing, waiting_for
 from ..store.models import GameRecord, User
 from .base import CommandError, Context
-from .boards import play_move, send_boards
+from .boards import play_move, play_queued, send_boards
+from .pending import by_hand
 
 PROPOSE, ACCEPT, REJECT = "propose", "accept", "reject"
 VOTE_WORDS = frozenset({PROPOSE, UNDO, ACCEPT, REJECT})
@@ -56,10 +60,12 @@ def move_or_vote(ctx: Context, game: Game, record: GameRecord, user: User, seat:
     cancels the vote); the summary line of what was done."""
     word = text.strip().lower()
     if word not in VOTE_WORDS:
+        by_hand(record, seat)
         if not record.vote:
             return play_move(ctx, game, record, user, seat, text)
         return move_cancelling_vote(ctx, game, record, user, seat, text)
     if word in (ACCEPT, REJECT) and not votes_allowed(game):
+        by_hand(record, seat)
         return play_move(ctx, game, record, user, seat, text)  # the engine's own word, if it has one
     if word == PROPOSE:
         return propose(ctx, game, record, user, seat, DRAW)
@@ -144,6 +150,7 @@ def answer(ctx: Context, game: Game, record: GameRecord, user: User, seat: int, 
                           ctx.inbound_id)
     send_boards(ctx, record, state, user, comments,
                 note=f"{user.userid} accepted: the moves from move {first} on were taken back.")
+    play_queued(ctx, game, record)  # the turn may now be a player's with a queued move
     return f"Moves from move {first} on taken back on {game.title} board {board}."
 
 
