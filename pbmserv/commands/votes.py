@@ -36,7 +36,7 @@ from ..play import DRAW, UNDO, current_state, names, proposed, record_action, st
 from ..store.models import GameRecord, User
 from .base import CommandError, Context
 from .boards import play_move, play_queued, send_boards
-from .pending import by_hand
+from .pending import drop_queued, refuse_idle
 
 PROPOSE, ACCEPT, REJECT = "propose", "accept", "reject"
 VOTE_WORDS = frozenset({PROPOSE, UNDO, ACCEPT, REJECT})
@@ -60,18 +60,25 @@ def move_or_vote(ctx: Context, game: Game, record: GameRecord, user: User, seat:
     cancels the vote); the summary line of what was done."""
     word = text.strip().lower()
     if word not in VOTE_WORDS:
-        by_hand(record, seat)
+        by_hand(game, record, user, seat)
         if not record.vote:
             return play_move(ctx, game, record, user, seat, text)
         return move_cancelling_vote(ctx, game, record, user, seat, text)
     if word in (ACCEPT, REJECT) and not votes_allowed(game):
-        by_hand(record, seat)
+        by_hand(game, record, user, seat)
         return play_move(ctx, game, record, user, seat, text)  # the engine's own word, if it has one
     if word == PROPOSE:
         return propose(ctx, game, record, user, seat, DRAW)
     if word == UNDO:
         return propose(ctx, game, record, user, seat, UNDO)
     return answer(ctx, game, record, user, seat, word)
+
+
+def by_hand(game: Game, record: GameRecord, user: User, seat: int) -> None:
+    """Before a move by hand: refuse it from a seat with nothing to do, in the game's
+    words, and drop the seat's queued move."""
+    refuse_idle(game, record, user, seat)
+    drop_queued(record, seat)
 
 
 def refuse(record: GameRecord, user: User, problem: str, instead: str) -> CommandError:

@@ -263,9 +263,18 @@ class Survive(Game):
         if self.result(state) is not None:
             return frozenset()
         acting = set(self.living(state))
-        if state.phase == TALK_PHASE:  # players who are out may still talk
-            acting |= {s for s in range(state.players) if s not in state.resigned}
+        if state.phase == TALK_PHASE:  # players who are out (resigned too) may still talk
+            acting |= set(range(state.players))
         return frozenset(acting)
+
+    def idle_reason(self, state: SurviveState, seat: int) -> tuple[str, str]:
+        """Why `seat`, not in `to_act`, can send nothing now, and what to do instead:
+        said by phase, for Survive has no turns."""
+        if not self.is_alive(state, seat) and state.phase == SEARCH_PHASE:
+            return (f"{{seat{seat}}} is out of the game: nothing to do in the search phase.",
+                    "Players who are out may still say and tell in the negotiation phase.")
+        return (f"{{seat{seat}}} has nothing to do in this phase.",
+                "Wait for the board mail that starts the next phase.")
 
     def result(self, state: SurviveState) -> Outcome | None:
         left = self.living(state)
@@ -316,9 +325,9 @@ class Survive(Game):
         verb, rest = words[0].lower(), words[1:]
         if self.result(state) is not None:
             return None, "the game is over"
-        if not 0 <= seat < state.players or seat in state.resigned:
-            return None, "you have resigned from this game"
-        talk = verb in ("say", "tell")
+        if not 0 <= seat < state.players:
+            return None, "you are not a player of this game"
+        talk = verb in ("say", "tell")  # by every player, those who are out too
         if not self.is_alive(state, seat) and not talk:
             return None, "you are out of the game: you may still say and tell"
         handlers = {"search": self._p_search, "give": self._p_give, "offer": self._p_offer,
@@ -449,8 +458,6 @@ class Survive(Game):
             return None, error
         if target == seat:
             return None, "you cannot tell yourself"
-        if target in state.resigned:
-            return None, f"{{seat{target}}} has resigned"
         body = _clean_text(text.split(None, 2)[2])
         if len(body) > MAX_TEXT:
             return None, f"tell at most {MAX_TEXT} characters (this has {len(body)})"
