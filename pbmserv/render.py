@@ -7,6 +7,7 @@ from typing import Any
 
 import jinja2
 
+from .mail.text import fit, wrap
 from .resources import resource_dir
 
 
@@ -21,6 +22,7 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
+    env.globals.update(wrap=wrap, fill=fit)  # prose to the mail width
     return env
 
 

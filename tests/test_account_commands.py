@@ -61,8 +61,7 @@ Game commands (GAME is the name of a game below):
   GAME move BOARD USERID PASSWORD MOVE [#N]
       make your move, or vote (#N: only if it is the N-th move on the board)
   GAME show BOARD[#N] [legal]
-      the board as everyone sees it (#N: after N moves; legal: the legal
-      moves)
+      the board as all see it (#N: after N moves; legal: the legal moves)
   GAME showas BOARD USERID PASSWORD
       the board as you see it, with what only you may see
   GAME resign BOARD USERID PASSWORD
@@ -76,11 +75,9 @@ Game commands (GAME is the name of a game below):
   GAME welcome USERID PASSWORD
       accept challenges of this game again after 'refuse'
   GAME limit USERID PASSWORD N|none
-      accept challenges only while you play fewer than N running boards others
-      started
+      accept challenges only while you play fewer than N boards others started
   GAME subscribe BOARD USERID PASSWORD
-      watch a board: its board mails, as everyone may see them, come to you
-      too
+      watch a board: its board mails, as everyone sees them, come to you too
   GAME unsubscribe BOARD USERID PASSWORD
       stop watching a board
   GAME chat BOARD USERID PASSWORD
@@ -90,8 +87,7 @@ Game commands (GAME is the name of a game below):
   GAME preview BOARD USERID PASSWORD MOVE[; MOVE ...]
       the board as it would be after these moves; nothing is played
   GAME submit BOARD USERID PASSWORD MOVE
-      check a move and see the board after it; it is played when you confirm
-      it
+      check a move and see the board after it; confirm plays it
   GAME confirm BOARD USERID PASSWORD
       play the move you submitted
   GAME history [USERID]

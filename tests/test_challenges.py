@@ -401,13 +401,13 @@ def test_help_on_the_new_commands(server):
     assert body_of(reply) == (
         "GAME decline BOARD USERID PASSWORD\n"
         "    call off a game you were challenged to, before your first move\n\n"
-        "A two-player board ends with no result and is not rated; where the game goes on without you "
-        "(Survive with three or more players left), you leave it.\n"
+        "A two-player board ends with no result and is not rated; where the game goes\n"
+        "on without you (Survive with three or more players left), you leave it.\n"
         "The challenger, and a player who has moved, resign instead.\n")
     reply = server.one(ALICE, "help limit")
     assert body_of(reply).split("\n")[:2] == [
         "GAME limit USERID PASSWORD N|none",
-        "    accept challenges only while you play fewer than N running boards others started"]
+        "    accept challenges only while you play fewer than N boards others started"]
 
 
 # --- by mail, end to end -------------------------------------------------------------------------

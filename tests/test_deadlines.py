@@ -150,8 +150,10 @@ def test_the_configuration_sets_other_defaults(make_server):
     server = make_server(games={"nag_time": "1d", "forfeit_time": "off"})
     began = start(server, "")
     help_text = body_of(server.one(ALICE, "superwari help"))
-    assert ("  -nagtime=1d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
-            "  -forfeittime=off (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
+    assert ("  -nagtime=1d (1h to 365d): a reminder to a player who has not moved for this\n"
+            "    long (off: none)\n"
+            "  -forfeittime=off (1h to 365d): a player who has not moved for this long\n"
+            "    loses the game (off: never)\n"
             in help_text)
     assert deadline_part(shown(server)) == []
     assert [(r.subject, r.to) for r in wait_until(server, began + DAY)] == [("Nag: Super-Wari Board 101 alice",

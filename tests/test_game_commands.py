@@ -231,13 +231,15 @@ def test_superwari_help(server):
     text = body_of(reply)
     assert text.startswith("Help for Super-Wari\n\nSuper-Wari is Bill Taylor's Wari on a larger board")
     assert ("\n\nMoves: the letter of one of your own pits: c\nVotes, sent as moves and answered with accept or "
-        "reject: propose (a draw), undo (take back your last move).\n\n") in text
+        "reject:\n  propose  a draw\n  undo     take back your last move\n\n") in text
     assert text.endswith(
         "Parameters, given to challenge as -name=value:\n"
         "  -pits=8 (4 to 10): pits on each side\n"
         "  -stones=3 (1 to 6): stones in each pit at the start\n"
-        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
-        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
+        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this\n"
+        "    long (off: none)\n"
+        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long\n"
+        "    loses the game (off: never)\n"
         "\n"
         "Commands:\n"
         "  superwari help\n"
@@ -247,7 +249,7 @@ def test_superwari_help(server):
         "  superwari move BOARD USERID PASSWORD MOVE [#N]\n"
         "      make your move, or vote (#N: only if it is the N-th move on the board)\n"
         "  superwari show BOARD[#N] [legal]\n"
-        "      the board as everyone sees it (#N: after N moves; legal: the legal moves)\n"
+        "      the board as all see it (#N: after N moves; legal: the legal moves)\n"
         "  superwari showas BOARD USERID PASSWORD\n"
         "      the board as you see it, with what only you may see\n"
         "  superwari resign BOARD USERID PASSWORD\n"
@@ -261,9 +263,9 @@ def test_superwari_help(server):
         "  superwari welcome USERID PASSWORD\n"
         "      accept challenges of this game again after 'refuse'\n"
         "  superwari limit USERID PASSWORD N|none\n"
-        "      accept challenges only while you play fewer than N running boards others started\n"
+        "      accept challenges only while you play fewer than N boards others started\n"
         "  superwari subscribe BOARD USERID PASSWORD\n"
-        "      watch a board: its board mails, as everyone may see them, come to you too\n"
+        "      watch a board: its board mails, as everyone sees them, come to you too\n"
         "  superwari unsubscribe BOARD USERID PASSWORD\n"
         "      stop watching a board\n"
         "  superwari chat BOARD USERID PASSWORD\n"
@@ -273,13 +275,15 @@ def test_superwari_help(server):
         "  superwari preview BOARD USERID PASSWORD MOVE[; MOVE ...]\n"
         "      the board as it would be after these moves; nothing is played\n"
         "  superwari submit BOARD USERID PASSWORD MOVE\n"
-        "      check a move and see the board after it; it is played when you confirm it\n"
+        "      check a move and see the board after it; confirm plays it\n"
         "  superwari confirm BOARD USERID PASSWORD\n"
         "      play the move you submitted\n"
         "  superwari history [USERID]\n"
         "      the finished boards of this game (or of a player), with their results\n"
         "  superwari standings\n"
-        "      the players' Elo ratings in this game (two-player games only)\n")
+        "      the players' Elo ratings in this game (two-player games only)\n"
+        "\n"
+        "Send \"help superwari COMMAND\" for more on a command.\n")
 
 
 def test_wari_help_lists_only_the_server_deadline_parameters(server):
@@ -290,10 +294,12 @@ def test_wari_help_lists_only_the_server_deadline_parameters(server):
                            "Each player owns a row of 6 pits, named a–f")
     assert (
         "\n\nMoves: the letter of one of your own pits: c\nVotes, sent as moves and answered with accept or "
-        "reject: propose (a draw), undo (take back your last move).\n\n"
+        "reject:\n  propose  a draw\n  undo     take back your last move\n\n"
         "Parameters, given to challenge as -name=value:\n"
-        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this long (off: none)\n"
-        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long loses the game (off: never)\n"
+        "  -nagtime=7d (1h to 365d): a reminder to a player who has not moved for this\n"
+        "    long (off: none)\n"
+        "  -forfeittime=21d (1h to 365d): a player who has not moved for this long\n"
+        "    loses the game (off: never)\n"
         "\n"
         "Commands:\n  wari help\n") in text
     assert "\n  wari help\n      the rules of the game and how to write a move\n" in text
@@ -896,8 +902,8 @@ def test_a_whole_wari_game_by_mail(server):
 
 
 @pytest.mark.parametrize("game, votes", [
-    ("survival", "Votes, sent as moves and answered with accept or reject: undo (take back your last move).\n"),
-    ("serpent", "Votes, sent as moves and answered with accept or reject: undo (take back your last move).\n"),
+    ("survival", "Votes, sent as moves and answered with accept or reject:\n  undo     take back your last move\n"),
+    ("serpent", "Votes, sent as moves and answered with accept or reject:\n  undo     take back your last move\n"),
     ("survive", None),  # chance and hidden hands: no undo; nobody ties: no draw
 ])
 def test_game_help_names_the_votes_the_game_allows(server, game, votes):

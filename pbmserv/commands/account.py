@@ -180,7 +180,7 @@ class Help(Command):
         topic = " ".join(words)
         if not topic:
             commands = list(account_commands.values())
-            body = render("commands/help.txt", address=ctx.config.server.address, wrap=wrapped,
+            body = render("commands/help.txt", address=ctx.config.server.address,
                           account=[c for c in commands if not c.admin_only],
                           admin=[c for c in commands if c.admin_only],
                           game_commands=list(game_commands.values()), games=list(games().values()))
@@ -198,7 +198,7 @@ class Help(Command):
         if found is not None:
             commands, game = found
             ctx.reply("pbmserv help", "\n".join(
-                render("commands/help_topic.txt", usage=cmd.usage(game), cmd=cmd, wrap=wrapped, fill=filled,
+                render("commands/help_topic.txt", usage=cmd.usage(game), cmd=cmd,
                        moves=game is not None and re.search(r"\bMOVE\b", cmd.arguments), game=game)
                 for cmd in commands))
             return f"Help on {topic} sent."
@@ -243,32 +243,13 @@ def help_topics() -> list[str]:
             + [f"{game} {cmd}" for game in names for cmd in game_commands])
 
 
-def wrapped(text: str, indent: int, first: str | None = None) -> str:
-    """`text` filled to the mail width, its lines indented by `indent` (the first line
-    starts with `first` instead, e.g. a game's name)."""
-    import textwrap
-
-    from .base import WIDTH
-
-    return textwrap.fill(text, WIDTH, initial_indent=" " * indent if first is None else first,
-                         subsequent_indent=" " * indent, break_on_hyphens=False, break_long_words=False)
-
-
-def filled(text: str) -> str:
-    """`text` with each line longer than the mail width filled, keeping its indent."""
-    from .base import WIDTH
-
-    return "\n".join(line if len(line) <= WIDTH else wrapped(line.lstrip(), len(line) - len(line.lstrip()))
-                     for line in text.split("\n"))
-
-
 def game_help(config, game) -> str:
     """The rules, the parameters (the server's deadlines among them) and the commands."""
     load_commands()
     votes = ([("propose", "a draw")] if game.can_tie else []) + \
         ([("undo", "take back your last move")] if not (game.has_chance or game.hidden_information) else [])
     return render("commands/game_help.txt", game=game, params=game.params + clock_params(config, game),
-                  votes=votes, commands=list(game_commands.values()), wrap=wrapped, fill=filled)
+                  votes=votes, commands=list(game_commands.values()))
 
 
 @command

@@ -11,7 +11,6 @@ import difflib
 import functools
 import importlib
 import pkgutil
-import textwrap
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -24,6 +23,7 @@ from ..config import Config
 from ..keys import make_tag, tag_valid, tagged_address
 from ..mail.outbound import Mail
 from ..mail.parse import ParsedMail
+from ..mail.text import fit
 from ..passwords import verify_password
 from ..store.models import RateEvent, User
 from ..store.repo import find_user, recent_events
@@ -31,13 +31,6 @@ from ..store.repo import find_user, recent_events
 if TYPE_CHECKING:
     from ..games import Game
 
-WIDTH = 78  # no line of a reply is longer
-
-
-def fit(text: str) -> str:
-    """`text` with each line longer than WIDTH (a long address in it) wrapped."""
-    return "\n".join(textwrap.fill(line, WIDTH, break_on_hyphens=False) if len(line) > WIDTH else line
-                     for line in text.split("\n"))
 
 
 class CommandError(Exception):

@@ -217,7 +217,7 @@ class Welcome(SetPreference):
 class Limit(SetPreference):
     name = "limit"
     arguments = "USERID PASSWORD N|none"
-    summary = "accept challenges only while you play fewer than N running boards others started"
+    summary = "accept challenges only while you play fewer than N boards others started"
     description = (f"N is from 1 to {MAX_LIMIT}; 'none' removes the limit. Boards running already go on, "
                    "and your own challenges are never limited.")
     min_args = max_args = 3

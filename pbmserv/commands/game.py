@@ -135,7 +135,7 @@ class MoveCommand(GameCommand):
 class Show(GameCommand):
     name = "show"
     arguments = "BOARD[#N] [legal]"
-    summary = "the board as everyone sees it (#N: after N moves; legal: the legal moves)"
+    summary = "the board as all see it (#N: after N moves; legal: the legal moves)"
     min_args, max_args = 1, 3
 
     def run(self, ctx: Context, args: list[str], game: Game) -> str:

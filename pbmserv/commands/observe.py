@@ -30,7 +30,7 @@ def watcher(ctx: Context, game: Game, args: list[str]) -> tuple[GameRecord, User
 class Subscribe(GameCommand):
     name = "subscribe"
     arguments = "BOARD USERID PASSWORD"
-    summary = "watch a board: its board mails, as everyone may see them, come to you too"
+    summary = "watch a board: its board mails, as everyone sees them, come to you too"
     min_args = max_args = 3
     password_args = (2,)
 

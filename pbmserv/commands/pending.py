@@ -142,7 +142,7 @@ class Preview(GameCommand):
 class Submit(GameCommand):
     name = "submit"
     arguments = "BOARD USERID PASSWORD MOVE"
-    summary = "check a move and see the board after it; it is played when you confirm it"
+    summary = "check a move and see the board after it; confirm plays it"
     min_args, max_args = 4, None
     password_args = (2,)
 

@@ -114,6 +114,20 @@ def _fit(lines: list[str], width: int, max_lines: int, max_chars: int) -> tuple[
     return out, 0
 
 
+def wrap(text: str, indent: int = 0, first: str | None = None) -> str:
+    """`text` filled to WIDTH, its lines indented by `indent` (the first line starts
+    with `first` instead, e.g. a game's name): for the server's own prose."""
+    return textwrap.fill(text, WIDTH, initial_indent=" " * indent if first is None else first,
+                         subsequent_indent=" " * indent, break_on_hyphens=False)
+
+
+def fit(text: str) -> str:
+    """`text` with each line longer than WIDTH filled, keeping its indent (a long
+    address or userid in a line of the server's)."""
+    return "\n".join(line if len(line) <= WIDTH else wrap(line.lstrip(), len(line) - len(line.lstrip()))
+                     for line in text.split("\n"))
+
+
 def relay_safe(text: str) -> str:
     """`text` fit to go to other players: control and format characters (escape
     sequences, NUL, bidi overrides...) shown as U+FFFD, lines wrapped to 78 characters
