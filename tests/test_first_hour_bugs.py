@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from test_votes import game  # noqa: F401 - alice against bob after c, c
 from conftest import body_of
 
 from pbmserv.store.models import PendingMove
@@ -40,16 +41,6 @@ def test_a_minute_away_shows_the_days_that_can_still_be_taken(server):
 
 
 # --- a queued move is played when an accepted undo gives its player the turn ----------
-
-
-@pytest.fixture
-def game(server):
-    """alice against bob on Super-Wari board 101, after alice c and bob c."""
-    server.signup("alice", "bob", "carol")
-    server.send(ALICE, "superwari challenge alice alice-pw bob")
-    server.send(ALICE, "superwari move 101 alice alice-pw c")
-    server.send(BOB, "superwari move 101 bob bob-pw c")
-    return server
 
 
 def log_and_queue(server) -> tuple[list[tuple], list[tuple]]:
