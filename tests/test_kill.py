@@ -124,7 +124,7 @@ def prepare(url: str, tmp: Path) -> None:
     boards were challenged three weeks ago (a mail is played at its arrival time), one
     every two seconds, so that their 21-day forfeits fall due one by one from now on."""
     config = load_config(environ={}).with_overrides(
-        database={"url": url}, security={"password_cost": "fast"}, server={"seed": "test"},
+        database={"url": url}, security={"password_cost": "fast", "trust_from": True}, server={"seed": "test"},
         outbound={"transport": "maildir", "maildir": str(outbox(tmp))})
     sessions = open_database(url)
     now = utcnow()
