@@ -7,7 +7,6 @@ and the worker goes on with the next one.
 
 from __future__ import annotations
 
-import email.utils
 import logging
 import re
 import traceback
@@ -19,17 +18,16 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
-                            takes_text)
 from .commands.account import confirm_by_reply
-from .commands.base import unlock_by_reply
+from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
+                            takes_text, unlock_by_reply)
 from .commands.reply import play_by_reply
 from .keys import address_tag, split_tag
 from .config import Config
-from .mail.loopguard import header_text, loop_reason, parse_bytes
+from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, bounced_reply, queue_mails
 from .mail.text import Masker, passwords_in, quote, relay_safe
-from .mail.parse import RECIPIENT_HEADERS, CommandLine, parse_message, strip_subject, unquoted_text
+from .mail.parse import CommandLine, parse_message, recipients, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
 from .store.models import Inbound
@@ -177,8 +175,7 @@ class Handler:
         bounced = failed_recipients(message)
         if not bounced:
             return ""
-        addresses = [address for name in RECIPIENT_HEADERS
-                     for _, address in email.utils.getaddresses([header_text(message, name)])][:MAX_TAGGED]
+        addresses = recipients(message)[:MAX_TAGGED]
         reply = next((found for address in addresses
                       if (found := bounced_reply(self.session, self.config.server.address, address))), None)
         if reply is None:

@@ -86,7 +86,7 @@ def strip_subject(subject: str) -> str:
         subject = stripped
 
 
-def _recipients(msg: EmailMessage) -> list[str]:
+def recipients(msg: EmailMessage) -> list[str]:
     """The addresses of To, Cc, Delivered-To and X-Original-To, each header read
     from its first MAX_HEADER_CHARS characters."""
     values = [value[:MAX_HEADER_CHARS] for key, value in msg.raw_items() if key.title() in RECIPIENT_HEADERS]
@@ -421,7 +421,7 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
         parsed.subject = _LINE_BREAKS.sub(" ", header_text(msg, "Subject")).strip()
         parsed.message_id = _message_id(msg)
         parsed.date = header_date(msg)
-        parsed.recipients = _recipients(msg)
+        parsed.recipients = recipients(msg)
         text = body_text(msg)
         lines = clean_lines(text[:MAX_TEXT_CHARS])
         parsed.truncated = len(text) > MAX_TEXT_CHARS or len(lines) > MAX_TEXT_LINES
