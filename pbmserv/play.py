@@ -289,7 +289,7 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     players = names(record)
     # the last few moves while the game runs; once it is over, the whole game
     limit = config.limits.recent_moves if record.status == "active" or upto is not None else None
-    rows = recent_moves(record, limit, upto, viewer)
+    rows = recent_moves(record, limit, upto, viewer) if game.move_table else []
     width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."

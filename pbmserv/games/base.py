@@ -169,6 +169,7 @@ class Game:
     can_tie: ClassVar[bool] = False  # a game can end in a tie: players may `propose` a draw
     has_chance: ClassVar[bool] = False  # `initial_chance` or `draw` deal or roll something
     hidden_information: ClassVar[bool] = False  # views differ by seat; no `undo` where this or chance holds
+    move_table: ClassVar[bool] = True  # board mails show the last moves as a table (one column a seat)
 
     # --- set-up -------------------------------------------------------------------
     def initial_chance(self, players: int, params: dict[str, int], rng: random.Random) -> Any:

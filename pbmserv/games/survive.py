@@ -215,6 +215,7 @@ class Survive(Game):
     own_deadlines: ClassVar[bool] = True
     has_chance: ClassVar[bool] = True
     hidden_information: ClassVar[bool] = True
+    move_table: ClassVar[bool] = False  # its round log (in the drawing) says who did what
     params: ClassVar[tuple[Param, ...]] = (
         DurationParam("deadline", 72 * 3600, 3600, 30 * 86400, "time for each phase, from its start"),
         DurationParam("window", 24 * 3600, 600, 7 * 86400, "time to answer a weapon play"),
