@@ -18,22 +18,24 @@ from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
-from .commands.account import confirm_by_reply
-from .commands.base import (Context, CommandError, is_body_command, is_command, password_words, resolve,
-                            takes_text, unlock_by_reply)
+from .commands.account import RELAY_SUBJECT, answer_message, confirm_by_reply, relay_reply_note
+from .commands.base import Context, CommandError, resolve, unlock_by_reply
+from .commands.lines import is_body_command, is_command, not_a_command, password_words, takes_text
+from .commands.observe import answer_chat
 from .commands.reply import play_by_reply
-from .keys import address_tag, split_tag
+from .keys import address_tag, split_tag, tagged_address
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, bounced_reply, queue_mails
-from .mail.text import Masker, passwords_in, quote, relay_safe
+from .mail.text import Masker, fit, passwords_in, quote, relay_safe
 from .mail.parse import CommandLine, parse_message, recipients, strip_subject, unquoted_text
 from .play import board_text, current_state, engine_of, seat_of
 from .render import render
+from .replyto import token_seat
 from .store.models import Inbound
 from .store.queue import queued_inbound_ids
 from .mail.bounces import failed_recipients
-from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited
+from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited, uses_left
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +122,7 @@ class Handler:
         self.row = row
         self.now = row.received_at
         self.outgoing: list[Mail] = []
+        self.last_error = ""  # set when the day's last error reply to an unregistered address goes out
 
     def handle(self) -> None:
         row = self.row
@@ -140,6 +143,8 @@ class Handler:
         tag = self.tag(mail.recipients)
         if tag is not None and not mail.commands:
             self.run_tagged(tag)
+        elif not mail.commands and (relay := RELAY_SUBJECT.fullmatch(strip_subject(mail.subject))):
+            self.answer(*self.attempt(lambda ctx: relay_reply_note(ctx, *relay.groups()), ""), quoted_line=mail.subject)
         elif not mail.commands:
             self.error_reply("pbmserv error", CommandError(
                 "Your mail holds no command: neither its Subject nor any line of its body.",
@@ -191,8 +196,7 @@ class Handler:
         def action(ctx: Context) -> str:
             found = resolve(line.words)
             if found is None:
-                raise CommandError(f"'{line.words[0]}' is not a command.",
-                                   "Send 'help' for the commands and 'list' for the games.")
+                raise not_a_command(ctx, line.words)
             cmd, ctx.game, args = found
             cmd.check_arity(args, ctx.game)
             return cmd.run(ctx, args, ctx.game) if ctx.game is not None else cmd.run(ctx, args)
@@ -228,23 +232,27 @@ class Handler:
 
     def run_tagged(self, tag: str) -> None:
         """A mail to one of the server's tagged addresses, holding no command: a move
-        (reply to play), or one reply that confirms an address or lifts a lock-out."""
+        (reply to play), a reply that confirms an address or lifts a lock-out, or an
+        answer to a relayed message or chat."""
         if tag[:1].isdigit():
             self.run_reply(tag)
             return
         kind, payload, given = split_tag(tag) or ("", "", "")
-        action = {"c": confirm_by_reply, "u": unlock_by_reply}.get(kind)
+        action = {"c": confirm_by_reply, "u": unlock_by_reply, "m": answer_message, "h": answer_chat}.get(kind)
         if action is None:
             self.error_reply("pbmserv error", CommandError(
                 "This address of the server takes no mail from players.",
                 "Send commands to " + self.config.server.address + "; send 'help' for the commands."),
                 quoted_line=self.mail.subject)
             return
-        self.answer(*self.attempt(lambda ctx: action(ctx, payload, given), ""), quoted_line=self.mail.subject)
+        text = self.mail.comment if kind in "mh" else ""  # what a reply to a relay relays
+        self.answer(*self.attempt(lambda ctx: action(ctx, payload, given), text), quoted_line=self.mail.subject)
 
     def run_reply(self, token: str) -> None:
         """A mail to a reply-to-play address holding no command: its move is the
-        Subject (unless that is the board mail's own), or else the first line of the body."""
+        Subject (unless that is the board mail's own), or else the first line of the body.
+        An error about it has the same Reply-To, so that replying to the error with the
+        corrected move plays it."""
         subject = strip_subject(self.mail.subject)
         body = unquoted_text(self.mail.text.split("\n"), is_body_command)
         if subject and not BOARD_SUBJECT.search(subject):
@@ -252,15 +260,29 @@ class Handler:
         else:
             first, _, comment = body.partition("\n")
             move, comment = first.strip(), comment.strip("\n")
-        self.answer(*self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment), quoted_line=move)
+        ctx, outcome = self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment)
+        again = isinstance(outcome, CommandError) and self.may_play(token)
+        if again:
+            outcome.instead += "\nTo send a move again, reply to this mail with just the move."
+        self.answer(ctx, outcome, quoted_line=move,
+                    reply_to=tagged_address(self.config.server.address, token) if again else None)
+
+    def may_play(self, token: str) -> bool:
+        """Whether the sender may play by replying at this reply-to-play address: it is
+        genuine, its board runs, and the sender is its player's registered address."""
+        found = token_seat(self.session, self.config, token)
+        if found is None or found[0].status != "active":
+            return False
+        record, seat = found
+        return self.mail.sender.lower() in {a.address_key for a in record.seats[seat].user.addresses if a.confirmed}
 
     def run_single(self, line: CommandLine) -> None:
         self.answer(*self.run(line), quoted_line=line.text)
 
-    def answer(self, ctx: Context, outcome: str | CommandError, quoted_line: str) -> None:
+    def answer(self, ctx: Context, outcome: str | CommandError, quoted_line: str, reply_to: str | None = None) -> None:
         """The mails a mail's one command caused, or its error to the sender."""
         if isinstance(outcome, CommandError):
-            self.error_reply(self.error_subject(outcome), outcome, quoted_line=quoted_line)
+            self.error_reply(self.error_subject(outcome), outcome, quoted_line=quoted_line, reply_to=reply_to)
             return
         self.outgoing += ctx.replies + ctx.notices
 
@@ -285,7 +307,8 @@ class Handler:
                                    f"{self.config.limits.commands_per_mail} commands a mail."))
         if failed and self.suppressed():
             return
-        self.outgoing.append(Mail(recipients, "pbmserv results", render("results.txt", results=results)))
+        body = render("results.txt", results=results) + (f"\n{self.last_error}\n" if self.last_error else "")
+        self.outgoing.append(Mail(recipients, "pbmserv results", body))
 
     # --- errors ------------------------------------------------------------------------
     def error_subject(self, error: CommandError) -> str:
@@ -305,15 +328,17 @@ class Handler:
         return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
                       board=board, quoted=quoted)
 
-    def error_reply(self, subject: str, error: CommandError, quoted_line: str) -> None:
+    def error_reply(self, subject: str, error: CommandError, quoted_line: str, reply_to: str | None = None) -> None:
         """The error to the sender; to an unregistered address it quotes only the
         command line. A few a day at most (see `suppressed`)."""
         if self.suppressed():
             return
         text = f"Subject: {self.mail.subject}\n\n{self.mail.text}" if self.registered else quoted_line
+        if self.last_error:
+            error.instead += "\n\n" + self.last_error
         if self.mail.reply_to:
             self.outgoing.append(Mail([self.mail.reply_to], subject,
-                                      self.error_text(error, quoted=quote(text, self.mask))))
+                                      self.error_text(error, quoted=quote(text, self.mask)), reply_to))
 
     def suppressed(self) -> bool:
         """Count an error reply to the sender; True if it is over the day's limit and
@@ -322,7 +347,14 @@ class Handler:
         registered = self.registered
         kind = "error" if registered else "unregistered-error"
         limit = self.config.limits.errors_per_day if registered else self.config.limits.unregistered_errors_per_day
-        if rate_limited(self.session, kind, self.mail.sender.lower(), self.now, limit):
+        left = uses_left(self.session, kind, self.mail.sender.lower(), self.now, limit)
+        if left is None:
             self.row.error = f"error reply suppressed: {limit} a day to {'an' if registered else 'an unregistered'} address"
             return True
+        if not registered and left == 0:
+            self.last_error = fit(
+                "This is the last error reply today to your address: no account has confirmed it, "
+                f"and such an address gets {limit} error replies a day, so that forged mail cannot make "
+                "this server write to strangers. Further errors today will not be answered. To get every "
+                "answer, sign up: signup USERID PASSWORD")
         return False

@@ -150,7 +150,8 @@ def error_text(problem: str, instead: str, quoted: str) -> str:
 
 def relayed(sender: str, text: str) -> str:
     return (f"{sender} writes:\n\n{text}\n\n"
-            f"To answer, send: message USERID PASSWORD {sender}\n"
+            f"To answer {sender}, reply to this mail with your text (from your\n"
+            f"registered address), or send: message USERID PASSWORD {sender}\n"
             "with your text on the lines below it.\n")
 
 

@@ -403,7 +403,8 @@ def test_a_mistyped_command_word_does_not_show_the_password(server, line, sender
     ("nosuchgame mvoe 101 alice pw c", []),
 ])
 def test_password_words_of_a_mistyped_command_word(words, passwords):
-    from pbmserv.commands.base import game_commands, load_commands, password_words
+    from pbmserv.commands.base import game_commands, load_commands
+    from pbmserv.commands.lines import password_words
 
     load_commands()
     found = password_words(words.split())
@@ -425,6 +426,6 @@ def test_a_change_of_address_sent_from_the_new_address_gets_only_its_confirmatio
 
 @pytest.mark.parametrize("words", ["change", "superwari", "change passwd", "superwari mvoe", ""])
 def test_password_words_of_short_lines(words):
-    from pbmserv.commands.base import password_words
+    from pbmserv.commands.lines import password_words
 
     assert password_words(words.split()) == []

@@ -217,12 +217,12 @@ def test_body_stops_at_end():
     assert texts(parse(mail(body))) == ["superwari show 101"]
 
 
-def test_body_stops_after_three_prose_lines_in_a_row():
-    body = ("one\ntwo\nsuperwari show 101\nthree\n\n> quoted\nfour\nfive\n"
-            "superwari show 102\n")
+def test_body_commands_are_read_however_much_prose_comes_before():
+    body = ("Hello there!\nI hope you're well.\nHere is my move for today:\nsuperwari show 101\nthree\n\n"
+            "> quoted\n> superwari show 103\nfour\nfive\nsix\nsuperwari show 102\n-- \nsuperwari show 104\n")
     parsed = parse(mail(body))
-    assert texts(parsed) == ["superwari show 101"]
-    assert parsed.comment == "one\ntwo\nthree\n\nfour\nfive"
+    assert texts(parsed) == ["superwari show 101", "superwari show 102"]
+    assert parsed.comment == "Hello there!\nI hope you're well.\nHere is my move for today:\nthree\n\nfour\nfive\nsix"
 
 
 def test_body_message_text_after_message_command():

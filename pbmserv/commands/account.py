@@ -8,16 +8,18 @@ from datetime import timedelta
 
 from ..clocks import clock_params
 from ..games import games, get_game
+from ..games.base import echoed
 from ..keys import address_tag, derive, make_tag, tag_valid, tagged_address
 from ..mail.outbound import Mail
 from ..passwords import hash_password
 from ..render import render
 from ..store.models import Address, RateEvent, User
 from ..store.repo import all_users, find_user, players_of_type, rate_limited, recent_events
-from .base import (Command, CommandError, Context, account_commands, authenticate, command, fit, game_commands,
-                   load_commands)
+from .base import (Command, CommandError, Context, account_commands, ask_admins, authenticate, command, fit,
+                   game_commands, load_commands, relay_replier, relay_reply_address)
 
 USERID = re.compile(r"[A-Za-z0-9_.-]{1,20}")
+USERID_CHARS = re.compile(r"[A-Za-z0-9_.-]+")
 # what pbmserv delivers to: plain ASCII, a dot-atom local part, a domain of letters, digits, '-' and dots
 ADDRESS = re.compile(r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*"
                      r"@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*")
@@ -34,8 +36,10 @@ def plural(count: int, noun: str) -> str:
 
 def check_userid(ctx: Context, userid: str) -> None:
     if not USERID.fullmatch(userid):
+        shown = echoed(userid, 9)  # the line fits 78 columns
         raise CommandError(
-            f"'{userid}' cannot be a userid: use 1 to 20 letters, digits, '_', '.' or '-'.",
+            f"'{shown}' cannot be a userid: it has {len(userid)} characters, at most 20." if USERID_CHARS.fullmatch(userid)
+            else f"'{shown}' cannot be a userid: use ASCII letters, digits, '_', '.' or '-'.",
             "Send: signup USERID PASSWORD [ADDRESS ...]")
     if userid.lower() in RESERVED_USERIDS:
         raise CommandError(f"'{userid}' cannot be a userid: the word is used in board subjects.",
@@ -204,8 +208,6 @@ class Help(Command):
             return f"Help on {topic} sent."
         import difflib
 
-        from ..games.base import echoed
-
         close = difflib.get_close_matches(topic, help_topics(), n=3)
         listed = "".join(f"  help {name}\n" for name in close)
         send = "Send one of them, or 'help'" if close else "Send 'help'"
@@ -257,9 +259,10 @@ class Signup(Command):
     name = "signup"
     arguments = "USERID PASSWORD [ADDRESS ...]"
     summary = "open an account (addresses default to the one you write from)"
-    description = ("A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-                   "characters without spaces (case-sensitive). Each new address gets a mail\n"
-                   "to confirm it (a reply does) before it receives anything else.")
+    description = ("A userid has 1 to 20 ASCII letters (a-z, A-Z), digits, '_', '.' or '-'; a\n"
+                   "password 4 to 64 characters without spaces (case-sensitive). Each new\n"
+                   "address gets a mail to confirm it (a reply does) before it receives\n"
+                   "anything else.")
     min_args, max_args = 2, None
     password_args = (1,)
 
@@ -351,11 +354,13 @@ class List(Command):
         return "List of games sent."
 
 
-def relay_text(ctx: Context, usage: str) -> str:
+def relay_text(ctx: Context, usage: str = "") -> str:
+    """The text a relay command (or, without `usage`, a reply to a relayed mail) sends."""
     text = ctx.comment.strip("\n")
     if not text.strip():
         raise CommandError("There is no text to send.",
-                           f"Write the text on the lines below the command line: {usage}")
+                           f"Write the text on the lines below the command line: {usage}" if usage
+                           else "Write your text in the reply, above the quoted mail.")
     return text
 
 
@@ -387,19 +392,53 @@ class Message(Command):
                                    "Leave it out and send the message again.")
             if recipient not in recipients:
                 recipients.append(recipient)
-        text = relay_text(ctx, self.usage())
-        sent = recent_events(ctx.session, "message", user.userid_key, ctx.now, timedelta(days=1))
-        if sent + len(recipients) > limits.messages_per_day:
-            raise CommandError(fit(f"{user.userid} has sent {plural(sent, 'message')} in the last 24 hours, and may send "
-                                   f"{limits.messages_per_day} a day (one for each recipient)."),
-                               "Send it to fewer players, or again tomorrow.")
-        ctx.session.add_all(RateEvent(kind="message", key=user.userid_key, at=ctx.now) for _ in recipients)
-        for recipient in recipients:
-            ctx.notify(recipient.emails, f"[pbmserv] Message from {user.userid} via PBM Server",
-                       render("commands/message.txt", sender=user, text=text))
-        sent_to = ", ".join(r.userid for r in recipients)
-        ctx.reply("pbmserv message", f"Your message was sent to {sent_to}.\n", also_to=user.emails)
-        return f"Message sent to {sent_to}."
+        return send_message(ctx, user, recipients, relay_text(ctx, self.usage()))
+
+
+def send_message(ctx: Context, user: User, recipients: list[User], text: str) -> str:
+    """Relay `text` from `user` to each of `recipients`, under the day's limit; each
+    copy's Reply-To carries an answer back to `user`."""
+    limits = ctx.config.limits
+    sent = recent_events(ctx.session, "message", user.userid_key, ctx.now, timedelta(days=1))
+    if sent + len(recipients) > limits.messages_per_day:
+        raise CommandError(fit(f"{user.userid} has sent {plural(sent, 'message')} in the last 24 hours, and may send "
+                               f"{limits.messages_per_day} a day (one for each recipient)."),
+                           "Send it to fewer players, or again tomorrow.")
+    ctx.session.add_all(RateEvent(kind="message", key=user.userid_key, at=ctx.now) for _ in recipients)
+    for recipient in recipients:
+        ctx.notify(recipient.emails, f"[pbmserv] Message from {user.userid} via PBM Server",
+                   render("commands/message.txt", sender=user, text=text),
+                   reply_to=relay_reply_address(ctx, "m", recipient, user.id))
+    sent_to = ", ".join(r.userid for r in recipients)
+    ctx.reply("pbmserv message", f"Your message was sent to {sent_to}.\n", also_to=user.emails)
+    return f"Message sent to {sent_to}."
+
+
+def answer_message(ctx: Context, payload: str, given_mac: str) -> str:
+    """A reply to a relayed message (`pbmserv+m-READER.AUTHOR-MAC`): its text goes to
+    the author, as a message would."""
+    reader, author_id = relay_replier(ctx, "m", payload, given_mac, "message")
+    author = ctx.session.get(User, author_id)
+    if author is None or author.disabled:
+        raise CommandError("The author of that message has closed the account: it gets no messages.",
+                           "There is nobody to answer.")
+    return send_message(ctx, reader, [author], relay_text(ctx))
+
+
+RELAY_SUBJECT = re.compile(r"(message|broadcast) from (\S+) via PBM Server", re.IGNORECASE)
+
+
+def relay_reply_note(ctx: Context, kind: str, author: str) -> str:
+    """A reply to a broadcast (or to a message, by a client that ignored its Reply-To)
+    came to the server: say where it went, and how to write to the author and the admins."""
+    author = echoed(author, 20)
+    where = ("A broadcast cannot be answered by replying to it" if kind.lower() == "broadcast"
+             else "This reply reached the server, not the message's reply address")
+    ctx.reply("pbmserv note", fit(
+        f"Your reply to the {kind.lower()} from {author} came to the server, and went to nobody:\n"
+        f"{where}.\n\n") + f"To write to {author}, send: message USERID PASSWORD {author}\n"
+        "with your text on the lines below it.\n\n" + ask_admins(ctx, "for anything else") + "\n")
+    return f"Reply to a {kind.lower()} answered with a note."
 
 
 @command

@@ -7,8 +7,6 @@ email commands). A duplicate name stops start-up.
 
 from __future__ import annotations
 
-import difflib
-import functools
 import importlib
 import pkgutil
 from dataclasses import dataclass, field
@@ -70,9 +68,9 @@ class Context:
         to = [self.mail.reply_to] + [a for a in also_to if a.lower() != self.mail.reply_to.lower()]
         self.replies.append(Mail(to=to, subject=subject, body=body))
 
-    def notify(self, to: list[str], subject: str, body: str) -> None:
+    def notify(self, to: list[str], subject: str, body: str, reply_to: str | None = None) -> None:
         if to:
-            self.notices.append(Mail(to=list(to), subject=subject, body=body))
+            self.notices.append(Mail(to=list(to), subject=subject, body=body, reply_to=reply_to))
 
 
 class Command:
@@ -184,71 +182,6 @@ def resolve(words: list[str]) -> tuple[Command, Game | None, list[str]] | None:
     return None
 
 
-def is_command(words: list[str]) -> bool:
-    """A Subject that starts like a command is one, even with a wrong second word
-    (`change colour`), so that it is answered with what to send instead."""
-    try:
-        return resolve(words) is not None
-    except CommandError:
-        return True
-
-
-def is_body_command(words: list[str]) -> bool:
-    """A body line is a command only if it names one exactly: "All the best!" is prose
-    even though `all games` is a command."""
-    try:
-        return resolve(words) is not None
-    except CommandError:
-        return False
-
-
-def takes_text(words: list[str]) -> bool:
-    try:
-        found = resolve(words)
-    except CommandError:
-        return False
-    return found is not None and found[0].takes_text
-
-
-def password_words(words: list[str]) -> list[str]:
-    """The passwords a command line carries, so quotes of it can mask them. For a game
-    or a family with an unknown command word (`superwari mvoe ...`, `change passwd
-    ...`) the positions of the closest command name count, or of every one if none is
-    close."""
-    try:
-        found = resolve(words)
-    except CommandError:
-        family = {name.split()[1]: c for name, c in account_commands.items() if name.split()[0] == words[0].lower()}
-        return guessed_passwords(family, words)
-    if found is not None:
-        cmd, _game, args = found
-        return [args[i] for i in cmd.password_args if i < len(args)]
-    from ..games import get_game
-
-    if len(words) > 1 and get_game(words[0].lower()) is not None:
-        return guessed_passwords(game_commands, words)
-    return []
-
-
-@functools.lru_cache(maxsize=1024)
-def closest(word: str, names: tuple[str, ...]) -> str | None:
-    """The name `word` most likely misspells, if any (a mail may repeat a misspelling on
-    thousands of lines: each is looked up once)."""
-    close = difflib.get_close_matches(word, names, n=1)
-    return close[0] if close else None
-
-
-def guessed_passwords(commands: dict[str, Command], words: list[str]) -> list[str]:
-    """The words at the password positions of the command `words[1]` was likely meant
-    to be (one of `commands`, by name), or of all of them."""
-    if len(words) < 3:
-        return []
-    close = closest(words[1].lower()[:40], tuple(commands))
-    meant = [commands[close]] if close else list(commands.values())
-    args = words[2:]
-    return sorted({args[i] for cmd in meant for i in cmd.password_args if i < len(args)})
-
-
 PASSWORD_WINDOW = timedelta(hours=1)
 
 
@@ -265,9 +198,7 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
     if user.disabled:
-        raise CommandError(f"The account {user.userid} is closed.",
-                           fit(f"Write to the server's admins ({', '.join(ctx.config.server.admins) or 'none named'}) "
-                               "to have it opened again."))
+        raise CommandError(f"The account {user.userid} is closed.", ask_admins(ctx, "to open it again", closed=True))
     limit = ctx.config.limits.wrong_passwords_per_hour
     sender = ctx.mail.sender.lower()
     stranger = sender not in {a.lower() for a in user.emails}
@@ -285,11 +216,53 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     if not verify_password(user.password_hash, password):
         ctx.after_error += [RateEvent(kind="wrong-password", key=key, at=ctx.now) for key in counts]
         counts = {key: count + 1 for key, count in counts.items()}
+        from_sender, from_strangers = counts[f"address:{sender}"], counts.get(f"user:{user.userid_key}")
         if limit in counts.values():
-            tell_of_lock(ctx, user, counts[f"address:{sender}"], counts.get(f"user:{user.userid_key}"), limit)
-        raise CommandError(f"Wrong password for {user.userid}.",
-                           "Send the command again with your password (passwords are case-sensitive).")
+            tell_of_lock(ctx, user, from_sender, from_strangers, limit)
+            raise CommandError(f"Wrong password for {user.userid}.", fit(
+                f"That was the last try: for an hour, commands with a password are refused from "
+                f"{locked_from(ctx, user, from_sender, from_strangers, limit)}.\n") + lift_lock(user))
+        left = limit - max(counts.values())
+        raise CommandError(f"Wrong password for {user.userid}.", fit(
+            "Send the command again with your password (passwords are case-sensitive).\n"
+            f"{tries(left)} left: after {limit} wrong passwords in an hour, commands with a password are "
+            "refused for an hour.\n"
+            f"If you forgot your password, send: forgot {user.userid}"))
     return user
+
+
+def ask_admins(ctx: Context, task: str, userid: str = "USERID", closed: bool = False, but: str = "") -> str:
+    """How to ask the server's admins (`but` one) `task` ("to do it"): their userids
+    and the `message` command to write to one with, or that this server has none. A
+    `closed` account cannot send `message`: the writer needs an open one."""
+    admins = [user.userid for name in ctx.config.server.admins if name.lower() != but.lower()
+              and (user := find_user(ctx.session, name)) is not None and not user.disabled]
+    if not admins:
+        return f"This server has no {'other ' if but else ''}admin, so nobody can be asked {task}."
+    named = admins[0] if len(admins) == 1 else f"{', '.join(admins[:-1])} or {admins[-1]}"
+    account = " from an open account (sign up a new one if need be)" if closed else ""
+    return fit(f"Ask an admin of this server {task}: {named}. Send{account}:\n"
+               f"  message {userid} PASSWORD {admins[0]}\n"
+               "with your request on the lines below it.")
+
+
+def tries(count: int) -> str:
+    return f"{count} {'try' if count == 1 else 'tries'}"
+
+
+def locked_from(ctx: Context, user: User, from_sender: int, from_strangers: int | None, limit: int) -> str:
+    """Where commands for `user` with a password are refused from, once wrong
+    passwords reach `limit` (from the sender, or from any address not registered)."""
+    refused = ([ctx.mail.sender] if from_sender >= limit else []) + \
+        ([f"any address not registered to {user.userid}"] if (from_strangers or 0) >= limit else [])
+    return " and from ".join(refused)
+
+
+def lift_lock(user: User) -> str:
+    """How to lift a wrong-password lock on `user`, and to reset a forgotten password."""
+    lift = (f'To lift it now, reply to the mail "pbmserv lock" sent to the registered addresses of {user.userid}: '
+            "commands from them work again." if user.emails else "Wait an hour for it to end.")
+    return fit(f"{lift}\nIf you forgot your password, send: forgot {user.userid}")
 
 
 def tell_of_lock(ctx: Context, user: User, from_sender: int, from_strangers: int | None, limit: int) -> None:
@@ -300,14 +273,13 @@ def tell_of_lock(ctx: Context, user: User, from_sender: int, from_strangers: int
     if not user.emails or recent_events(ctx.session, "lock-notice", key, ctx.now, PASSWORD_WINDOW):
         return
     ctx.after_error.append(RateEvent(kind="lock-notice", key=key, at=ctx.now))
-    refused = ([ctx.mail.sender] if from_sender >= limit else []) + \
-        ([f"any address not registered to {user.userid}"] if (from_strangers or 0) >= limit else [])
     strangers = "" if from_strangers is None else f", {from_strangers} from addresses not registered to it"
     tag = make_tag(ctx.session, "u", str(user.id), bind=user.password_hash)
     ctx.after_error_mails.append(Mail(to=user.emails, subject="pbmserv lock", body=fit(
         f"Commands for {user.userid} with a wrong password came in the last hour: "
         f"{from_sender} from {ctx.mail.sender}{strangers}.\n\n"
-        f"For an hour, commands with a password are refused from {' and from '.join(refused)}.\n"
+        f"For an hour, commands with a password are refused from "
+        f"{locked_from(ctx, user, from_sender, from_strangers, limit)}.\n"
         "Moves sent by replying to a board mail still work.\n\n"
         "To lift the lock now, reply to this mail: nothing else is needed.\n"
         "If the wrong passwords were not yours, someone is guessing your password:\n"
@@ -332,3 +304,26 @@ def unlock_by_reply(ctx: Context, payload: str, given_mac: str) -> str:
     ctx.reply("pbmserv unlock", f"Commands for {user.userid} with its password are accepted again.\n",
               also_to=user.emails)
     return f"Lock on {user.userid} lifted."
+
+
+def relay_reply_address(ctx: Context, kind: str, reader: User, about: int) -> str:
+    """The Reply-To of a relayed mail (`m`: a message, `about` its author; `h`: a chat,
+    `about` its board): an answer from `reader` goes back the same way."""
+    return tagged_address(ctx.config.server.address, make_tag(ctx.session, kind, f"{reader.id}.{about}"))
+
+
+def relay_replier(ctx: Context, kind: str, payload: str, given_mac: str, what: str) -> tuple[User, int]:
+    """The reader a relay reply address (see `relay_reply_address`) was made for, and
+    what it is about; the reply must come from one of the reader's confirmed addresses
+    (a forwarded relay mail hands nothing over)."""
+    reader_id, _, about = payload.partition(".")
+    reader = ctx.session.get(User, int(reader_id)) if reader_id.isdigit() and len(reader_id) <= 12 else None
+    if reader is None or not about.isdigit() or len(about) > 12 or not tag_valid(ctx.session, kind, payload, given_mac):
+        raise CommandError(f"This reply address answers no {what}: it is not one of ours.",
+                           "Send the command instead; send 'help' for the commands.")
+    if ctx.mail.sender.lower() not in {a.address_key for a in reader.addresses if a.confirmed}:
+        raise CommandError(fit(f"Replies to a {what} count only from the registered address of the player it "
+                               f"was sent to."), "Send it from that address, or send the command with your password.")
+    if reader.disabled:
+        raise CommandError(f"The account {reader.userid} is closed.", "It sends no replies.")
+    return reader, int(about)

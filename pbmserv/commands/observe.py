@@ -6,12 +6,13 @@ chat reaches the players and the observers.
 
 from __future__ import annotations
 
-from ..games import Game
+from ..games import Game, get_game
+from ..mail.text import fit
 from ..play import board_text, current_state, seat_of, subject
 from ..render import render
 from ..store.models import GameRecord, Subscription, User
 from .account import relay_text
-from .base import CommandError, Context, GameCommand, authenticate, command
+from .base import CommandError, Context, GameCommand, authenticate, command, relay_replier, relay_reply_address
 from .boards import load_board
 
 
@@ -88,14 +89,36 @@ class Chat(GameCommand):
             raise CommandError(f"Only the players and observers of {game.title} board {record.board} may chat on it, "
                                f"and {user.userid} is neither.",
                                f"To watch it first, send: {game.name} subscribe {record.board} {user.userid} PASSWORD")
-        text = relay_text(ctx, self.usage(game))
-        readers = [seat.user for seat in record.seats] + [sub.user for sub in record.subscriptions]
-        others = [reader for reader in readers if reader.id != user.id and not reader.disabled]
-        body = render("commands/chat.txt", sender=user.userid, title=game.title, game=game.name,
-                      board=record.board, text=text)
-        for reader in others:
-            ctx.notify(reader.emails, f"Chat: {game.title} Board {record.board} {user.userid}", body)
-        sent_to = ", ".join(reader.userid for reader in others) or "nobody: no one else on the board can read it"
-        ctx.reply("pbmserv chat", f"Your chat on {game.title} board {record.board} was sent to {sent_to}.\n",
-                  also_to=user.emails)
-        return f"Chat sent to {sent_to}."
+        return send_chat(ctx, game, record, user, relay_text(ctx, self.usage(game)))
+
+
+def send_chat(ctx: Context, game: Game, record: GameRecord, user: User, text: str) -> str:
+    """Relay `text` from `user` to the other players and observers of the board; each
+    copy's Reply-To makes an answer chat on the same board."""
+    readers = [seat.user for seat in record.seats] + [sub.user for sub in record.subscriptions]
+    others = [reader for reader in readers if reader.id != user.id and not reader.disabled]
+    body = render("commands/chat.txt", sender=user.userid, title=game.title, game=game.name,
+                  board=record.board, text=text)
+    for reader in others:
+        ctx.notify(reader.emails, f"Chat: {game.title} Board {record.board} {user.userid}", body,
+                   reply_to=relay_reply_address(ctx, "h", reader, record.id))
+    sent_to = ", ".join(reader.userid for reader in others) or "nobody: no one else on the board can read it"
+    ctx.reply("pbmserv chat", f"Your chat on {game.title} board {record.board} was sent to {sent_to}.\n",
+              also_to=user.emails)
+    return f"Chat sent to {sent_to}."
+
+
+def answer_chat(ctx: Context, payload: str, given_mac: str) -> str:
+    """A reply to a chat mail (`pbmserv+h-READER.GAMEID-MAC`) is chat on that board from
+    the reader, while the reader still plays on or watches it."""
+    reader, record_id = relay_replier(ctx, "h", payload, given_mac, "chat")
+    record = ctx.session.get(GameRecord, record_id)
+    game = get_game(record.game_type) if record is not None else None
+    if game is None:
+        raise CommandError("That board is gone.", "Send 'help' for the commands.")
+    ctx.game = game
+    if seat_of(record, reader) is None and subscription(record, reader) is None:
+        raise CommandError(fit(f"{reader.userid} no longer plays on or watches {game.title} board {record.board}, "
+                               "so cannot chat on it."),
+                           f"To watch it again, send: {game.name} subscribe {record.board} {reader.userid} PASSWORD")
+    return send_chat(ctx, game, record, reader, relay_text(ctx))

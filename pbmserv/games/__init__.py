@@ -41,4 +41,16 @@ def games() -> dict[str, Game]:
 
 
 def get_game(name: str) -> Game | None:
-    return games().get(name.lower())
+    """The game a word names: its command name or its title (`superwari`, `Super-Wari`,
+    `super-wari`), in any case."""
+    word = name.lower()
+    found = games().get(word)
+    if found is None:
+        found = next((game for game in _registry.values() if word in title_words(game)), None)
+    return found
+
+
+def title_words(game: Game) -> set[str]:
+    """The ways a game's title is written as one word: `super-wari`, `superwari`."""
+    title = game.title.lower()
+    return {title, title.replace("-", ""), title.replace(" ", "-"), title.replace(" ", "")}

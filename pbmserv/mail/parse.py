@@ -335,16 +335,12 @@ def unquoted_text(lines: list[str], is_command: WordsTest) -> str:
     return _trim_blank(kept)
 
 
-MAX_PROSE_RUN = 3
-
-
 def _body_commands(
     lines: list[str], is_command: WordsTest, takes_text: WordsTest
 ) -> tuple[list[CommandLine], str]:
     """Commands and comment from the body (see :func:`parse_message`)."""
     commands: list[CommandLine] = []
     comment: list[str] = []
-    prose_run = 0
     for index, line in enumerate(lines):
         stripped = line.strip()
         if _is_end(stripped):
@@ -356,7 +352,6 @@ def _body_commands(
             continue
         if _is_command_line(is_command, stripped):
             words = stripped.split()
-            prose_run = 0
             command = CommandLine(stripped, words)
             commands.append(command)
             if _safe(takes_text, words):
@@ -364,9 +359,6 @@ def _body_commands(
                 break
             continue
         comment.append(line)
-        prose_run += 1
-        if prose_run >= MAX_PROSE_RUN:
-            break
     return commands, _trim_blank(comment)
 
 
@@ -405,10 +397,9 @@ def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: 
       words satisfy ``is_command`` is a command; after a ``takes_text``
       command the remaining lines (up to the signature / ``end`` /
       ``-----Original Message-----``, without quoted, attribution and command
-      lines) are its relay text and reading stops. Any other line
-      is prose: it goes into the comment, and the third prose line in a row
-      stops reading. Skipped lines neither count towards nor break a run; only
-      a command resets it.
+      lines) are its relay text and reading stops. Any other line is prose: it
+      goes into the comment, however many there are (a command after a letter
+      of prose is still run).
     * The body-mode comment is every prose line and blank line read before
       reading stopped (commands, relay text, quoted and attribution lines
       excluded), in order, blank lines trimmed at both ends.

@@ -93,10 +93,17 @@ def recent_events(session: Session, kind: str, key: str, now: datetime, window: 
 def rate_limited(session: Session, kind: str, key: str, now: datetime, per_day: int) -> bool:
     """Count one use of `kind` by `key`; True (and not counted) if `per_day` uses in the
     last 24 hours were counted already."""
-    if recent_events(session, kind, key, now, timedelta(days=1)) >= per_day:
-        return True
+    return uses_left(session, kind, key, now, per_day) is None
+
+
+def uses_left(session: Session, kind: str, key: str, now: datetime, per_day: int) -> int | None:
+    """Count one use of `kind` by `key`; the uses left in the last 24 hours after it, or
+    None (and not counted) if none was left."""
+    used = recent_events(session, kind, key, now, timedelta(days=1))
+    if used >= per_day:
+        return None
     session.add(RateEvent(kind=kind, key=key, at=now))
-    return False
+    return per_day - used - 1
 
 
 def count_bounces(session: Session, addresses: list[str]) -> None:

@@ -22,7 +22,7 @@ from email.message import EmailMessage
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..commands.base import is_body_command, is_command, password_words, takes_text
+from ..commands.lines import is_body_command, is_command, password_words, takes_text
 from ..config import Config
 from ..mail.loopguard import clean_text, parse_bytes
 from ..mail.parse import _decode_part, body_text, clean_lines, parse_message

@@ -1,0 +1,199 @@
+"""Which lines of a mail are commands, and what a line that is almost one meant.
+
+A line is a command if its words name one (`resolve`). A line that is *almost* one —
+a game's name or title first, or a near-miss of a command word or a game's name
+(`superwari mvoe ...`, `superwary move ...`, `move 101 carol ...`) — is taken as an
+attempt: it is answered with the closest commands instead of being read as prose
+(DESIGN §2). In a body such a line must also have the words the command needs, so that
+prose ("Survival is fun") stays prose.
+
+Every lookup is capped: a word is compared only by its first MAX_WORD characters, and
+each distinct word once (a mail may repeat a misspelling on thousands of lines).
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from ..games import Game, games, get_game, title_words
+from ..mail.text import fit
+from ..store.models import GameRecord, Seat, User
+from .account import RELAY_SUBJECT
+from .base import (Command, CommandError, Context, GameCommand, account_commands, game_commands, load_commands,
+                   resolve)
+
+GAME_CUTOFF = 0.8  # how close a word must be to a game's name or an account command's
+COMMAND_CUTOFF = 0.75  # ... to a game command's name (`mvoe` is 0.75 from `move`)
+MAX_SUGGESTIONS = 3
+MAX_WORD = 40
+MAX_SHOWN = 30  # characters of a player's word shown again in a suggestion
+
+
+@dataclass
+class Guess:
+    """What a line that names no command was likely meant to be."""
+
+    games: list[Game]  # the games meant; [] for an account command or a game command with no game
+    commands: list[Command]  # the commands meant, closest first; [] if none is close
+    args: list[str]  # the words after the command word(s)
+
+
+@functools.lru_cache(maxsize=4096)
+def _close(word: str, names: tuple[str, ...], cutoff: float) -> tuple[str, ...]:
+    return tuple(difflib.get_close_matches(word, names, n=MAX_SUGGESTIONS, cutoff=cutoff))
+
+
+def close_names(word: str, names: object, cutoff: float) -> list[str]:
+    """The names `word` most likely misspells, closest first."""
+    return list(_close(word.lower()[:MAX_WORD], tuple(names), cutoff))
+
+
+def game_words() -> dict[str, Game]:
+    """Every word that names a game: names and titles."""
+    return {word: game for game in games().values() for word in (game.name, *title_words(game))}
+
+
+def guess(words: list[str]) -> Guess | None:
+    """What `words` were meant to be if they look like an attempted command (see the
+    module's docstring); None if they are simply not one. Only for words `resolve`
+    does not take."""
+    load_commands()
+    if not words:
+        return None
+    first = words[0].lower()
+    second = words[1].lower() if len(words) > 1 else ""
+    game = get_game(first)
+    if game is not None or (meant := close_names(first, game_words(), GAME_CUTOFF)):
+        named = [game] if game is not None else list(dict.fromkeys(game_words()[word] for word in meant))
+        command = game_commands.get(second)
+        commands = [command] if command else [game_commands[n] for n in close_names(second, game_commands, COMMAND_CUTOFF)]
+        return Guess(named, commands, words[2:])
+    family = {name.split()[1]: cmd for name, cmd in account_commands.items() if name.split()[0] == first}
+    if family:
+        return Guess([], [family[n] for n in close_names(second, family, COMMAND_CUTOFF)], words[2:])
+    if first in game_commands and second.split("#")[0].isdigit():
+        return Guess([], [game_commands[first]], words[1:])  # `move 101 carol ...`: which game?
+    singles = [name for name in account_commands if " " not in name]
+    meant = close_names(first, singles, GAME_CUTOFF)
+    return Guess([], [account_commands[n] for n in meant], words[1:]) if meant else None
+
+
+def fits(cmd: Command, args: list[str]) -> bool:
+    return cmd.min_args <= len(args) and (cmd.max_args is None or len(args) <= cmd.max_args)
+
+
+def is_attempt(words: list[str], strict: bool) -> bool:
+    """Whether words that name no command look like an attempt at one; `strict` (a
+    body line) also wants the words the command needs."""
+    meant = guess(words)
+    return meant is not None and any(not strict or fits(cmd, meant.args) for cmd in meant.commands)
+
+
+def is_command(words: list[str]) -> bool:
+    """A Subject that starts like a command is one, even with a wrong second word
+    (`change colour`) or a misspelt command, so that it is answered with what to send;
+    but not the Subject of a relayed message or broadcast being answered."""
+    if RELAY_SUBJECT.fullmatch(" ".join(words)):
+        return False
+    try:
+        return resolve(words) is not None or is_attempt(words, strict=False)
+    except CommandError:
+        return True
+
+
+def is_body_command(words: list[str]) -> bool:
+    """A body line is a command if it names one, or is an attempt with the words the
+    command needs: "All the best!" is prose even though `all games` is a command."""
+    try:
+        if resolve(words) is not None:
+            return True
+    except CommandError:
+        pass
+    return is_attempt(words, strict=True)
+
+
+def takes_text(words: list[str]) -> bool:
+    try:
+        found = resolve(words)
+    except CommandError:
+        return False
+    return found is not None and found[0].takes_text
+
+
+def password_words(words: list[str]) -> list[str]:
+    """The passwords a command line carries, so quotes of it can mask them; for a line
+    that is almost a command, at the password positions of the commands it was likely
+    meant to be, or of every command of its kind if none is close."""
+    try:
+        found = resolve(words)
+    except CommandError:
+        found = None
+    if found is not None:
+        cmd, _game, args = found
+        return [args[i] for i in cmd.password_args if i < len(args)]
+    meant = guess(words)
+    if meant is None:
+        return []
+    commands = meant.commands or list((game_commands if meant.games else account_commands).values())
+    return sorted({meant.args[i] for cmd in commands for i in cmd.password_args if i < len(meant.args)})
+
+
+# --- the answer to an attempt ------------------------------------------------------
+
+
+def not_a_command(ctx: Context, words: list[str]) -> CommandError:
+    """The error for a line that names no command: the closest commands, written with
+    the player's own board and userid (never a password), or which game a `move 101
+    ...` without a game's name is about."""
+    meant = guess(words)
+    wrote = " ".join(word[:MAX_SHOWN] for word in words[:2])
+    if meant is None or not meant.commands:
+        names = ", ".join(games())
+        hint = (f"The commands of a game follow its name ({names}):\nsend '{meant.games[0].name} help'."
+                if meant is not None and meant.games else "Send 'help' for the commands and 'list' for the games.")
+        return CommandError(f"'{wrote}' is not a command.", hint)
+    cmd = meant.commands[0]
+    if not meant.games and isinstance(cmd, GameCommand):
+        return which_game(ctx, cmd, meant.args)
+    examples = [example(cmd, game, meant.args) for game in (meant.games or [None]) for cmd in meant.commands]
+    examples = list(dict.fromkeys(examples))[:MAX_SUGGESTIONS]
+    instead = (f"Did you mean: {examples[0]}?" if len(examples) == 1
+               else "Did you mean one of these?\n" + "\n".join(f"  {line}" for line in examples))
+    return CommandError(f"'{wrote}' is not a command.", instead)
+
+
+def example(cmd: Command, game: Game | None, given: list[str]) -> str:
+    """The command's usage with the player's words up to the first password in place of
+    the placeholders: `superwari move 101 carol PASSWORD MOVE`."""
+    tokens = re.sub(r"\[[^\]]*\]", "", cmd.arguments).split()  # without the optional ones
+    secret = min(cmd.password_args, default=len(tokens))
+    shown = [given[i][:MAX_SHOWN] if i < secret and i < len(given) else token for i, token in enumerate(tokens)]
+    return " ".join([cmd.label(game), *shown])
+
+
+def which_game(ctx: Context, cmd: Command, args: list[str]) -> CommandError:
+    """`move 101 carol ...` names no game: the games whose board 101 has carol."""
+    number = args[0].split("#")[0][:12]
+    userid = args[1] if len(args) > 1 else ""
+    query = select(GameRecord).where(GameRecord.board == int(number))
+    if userid:
+        query = query.join(Seat).join(User).where(User.userid_key == userid.lower()[:40])
+    records = ctx.session.scalars(query.order_by(GameRecord.game_type).limit(MAX_SUGGESTIONS)).unique().all()
+    found = [(get_game(record.game_type), record) for record in records]
+    found = [(game, record) for game, record in found if game is not None]
+    whose = f" with {userid[:MAX_SHOWN]} as a player" if userid else ""
+    if not found:
+        return CommandError(fit(f"Which game? '{cmd.name}' follows the game's name, and no board {number}{whose} "
+                                "was found."),
+                            fit(f"Send: GAME {cmd.name} {' '.join(example(cmd, None, args).split()[2:])}, "
+                                f"with GAME one of: {', '.join(games())}."))
+    boards = " and ".join(f"{game.name} ({' against '.join(s.user.userid for s in record.seats)})"
+                          for game, record in found)
+    sends = [example(cmd, game, args) for game, _ in found]
+    return CommandError(fit(f"Which game? Board {number}{whose} is {boards}."),
+                        "Send: " + "\nor: ".join(sends))
