@@ -355,10 +355,10 @@ def test_survive_observer_sees_no_hand_and_no_private_comment(server):
     replies = server.send(ALICE, "survive move 101 alice alice-pw tell bob meet me", "psst, a deal")
     assert heads(replies) == [("Survive Board 101 ALL **", [ALICE]), ("Survive Board 101 ALL **", [BOB]),
                               ("Survive Board 101 ALL", [CAROL])]
-    assert "Round 1, alice to bob: meet me" in replies[1].body and "psst, a deal" in replies[1].body
+    assert "\n  alice told bob: meet me\n" in replies[1].body and "psst, a deal" in replies[1].body
     observer = body_of(replies[2])
     assert observer == shown(server, "survive")
-    assert "  2. tell\n" in observer
+    assert observer.endswith("  The negotiation phase begins.\n  alice sent a tell.\n")  # the round log's last
     seen.append(replies[2])
     # public talk reaches the observer with its mark
     replies = server.send(BOB, "survive move 101 bob bob-pw done", "Nothing to add.")
@@ -371,7 +371,7 @@ def test_survive_observer_sees_no_hand_and_no_private_comment(server):
     assert "Deadline passed: round 1 negotiation." in observer.body
     seen.append(observer)
     for mail_ in seen:
-        for secret in ("Your hand", "My secret plan", "meet me", "psst", "Your tells", "Your search order",
+        for secret in ("Your hand", "My secret plan", "meet me", "psst", "Your search order", "told bob",
                        "tell bob"):
             assert secret not in mail_.body, (secret, mail_.subject)
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from sqlalchemy import select
 
 from pbmserv.games import Outcome, get_game
-from pbmserv.games.survive import COUNTS, ORDER, SurviveState, show_cards
+from pbmserv.games.survive import COUNTS, ORDER, SurviveState, seen_by, show_cards
 from pbmserv.mail.outbound import deliver_queued
 from pbmserv.render import render_board
 from pbmserv.scheduler import run_due
@@ -60,8 +60,10 @@ def error(state: SurviveState, seat: int, text: str) -> str | None:
     return GAME.check(state, seat, text).error
 
 
-def log_text(state: SurviveState) -> list[str]:
-    return [re.sub(r"\{seat(\d)\}", lambda m: NAMES[int(m[1])], text) for _, text in state.log]
+def log_text(state: SurviveState, seat: int | None = None) -> list[str]:
+    """The round log as `seat` (None: the public) reads it."""
+    return [re.sub(r"\{seat(\d)\}", lambda m: NAMES[int(m[1])], seen[1]) for entry in state.log
+            if (seen := seen_by(entry, seat)) is not None]
 
 
 def census(state: SurviveState) -> Counter:
@@ -202,6 +204,9 @@ def test_an_offer_fails_when_a_card_was_given_away_first():
     assert state.hands == [["W"], ["S"], []] and state.stock[1] == []
     assert error(state, 1, "accept 1") == "offer 1 is no longer open (it was not carried out: {seat0} no longer " \
                                            "held the cards)"
+    assert log_text(state, 1)[-1] == "bob accepted offer 1, but alice no longer held the cards: no swap."
+    assert log_text(state, 0)[-1] == log_text(state, 1)[-1]
+    assert log_text(state, 2)[-1] == log_text(state)[-1] == "bob accepted an offer, but it could not be carried out."
 
 
 def test_an_accepted_offer_swaps_into_stockpiles_and_is_public():
@@ -225,19 +230,30 @@ def test_reject_withdraw_and_lapse():
     act(state, 0, "done")
     act(state, 1, "done")
     assert [o["status"] for o in state.offers] == [] and state.round == 3  # a new round: offers gone
-    assert [e for e in log_text(state) if "offer" in e.lower()] == []
+    assert [e for e in log_text(state, 1) if "offer" in e] == [
+        "alice made offer 1 to bob.", "alice made offer 2 to bob.", "bob rejected offer 1.", "alice withdrew offer 2.",
+        "alice made offer 3 to bob."]
+    assert [e for e in log_text(state) if "offer" in e] == [
+        "alice made an offer.", "alice made an offer.", "bob rejected an offer.", "alice withdrew an offer.",
+        "alice made an offer."]
+    assert log_text(state)[-4:] == [
+        "End of round 2 (done: alice, bob).",
+        "alice paid 1 Food and loses 2 lives for want of Water and Shelter (1 left).",
+        "bob paid 1 Shelter and loses 2 lives for want of Food and Water (1 left).",
+        "The search phase begins."]
 
 
 def test_say_is_public_and_tell_is_private():
     state = negotiating(3, hands=[["F"], [], []])
     act(state, 0, "say I have   Water, {seat1}!")
     act(state, 0, "tell {seat2} I lied")
-    assert log_text(state)[-1] == "alice says: I have Water, bob!"
+    assert log_text(state)[-2] == "alice says: I have Water, bob!"
     assert GAME.private_to(state, 0, "tell {seat2} I lied") == frozenset({0, 2})
     assert GAME.shown_move(0, "tell {seat2} I lied", 1) == "tell"
     assert GAME.shown_move(0, "tell {seat2} I lied", 2) == "tell {seat2}"
-    assert GAME.view(state, 1)["tells"] == [] and GAME.view(state, None)["tells"] == []
-    assert GAME.view(state, 2)["tells"] == [{"from": 0, "to": 2, "text": ["I lied"], "round": 2}]
+    assert log_text(state, 0)[-1] == log_text(state, 2)[-1] == "alice told carol: I lied"
+    assert log_text(state, 1)[-1] == log_text(state)[-1] == "alice sent a tell."
+    assert GAME.view(state, 2)["log"][-1] == [2, [0, " told ", 2, ": I lied"]]
 
 
 # --- weapons ---------------------------------------------------------------------------------
@@ -402,14 +418,16 @@ def test_resignation_is_out_at_once_and_can_end_the_game():
     ("n", 0, "give {seat1} FF", "'FF' is not a card: cards are F (Food), W (Water), S (Shelter), X (Weapon), "
                                 "B (Beast) and T (Trash), e.g. F,W or 2F"),
     ("n", 0, "offer {seat1} give=F", "send offer USER give=CARDS get=CARDS, e.g. offer bob give=F get=W"),
-    ("n", 0, "dance", "'dance' is not a Survive command; send " + GAME.move_syntax),
+    ("n", 0, "dance", "'dance' is not a Survive command; send give USER CARDS | offer USER give=CARDS get=CARDS | "
+                      "say TEXT | tell USER TEXT | weapon life USER | weapon steal USER CARDS|all | done "
+                      "(CARDS: letters F W S X B T, e.g. F,W or 2F)"),
     ("n", 0, "done now", "send done alone"),
     ("n", 0, "undone", "you have no standing done vote"),
     ("n", 0, "say", "say what? e.g. say I have Water to spare"),
     ("s", 0, "search stock W", "you have no Water in your hand (your hand: F F S X T)"),
     ("s", 0, "search stock F discard F,F", "you have only 2 Food in your hand (your hand: F F S X T)"),
     ("s", 0, "search stock F stock F", "name 'stock' once: search [stock CARDS] [discard CARDS]"),
-    ("s", 0, "", "send a move: " + GAME.move_syntax),
+    ("s", 0, "", "send a move: search [stock CARDS] [discard CARDS] (CARDS: letters F W S X B T, e.g. F,W or 2F)"),
 ])
 def test_errors_say_exactly_what_is_wrong(phase, seat, text, message):
     state = negotiating(3, hands=[["F", "F", "S", "X", "T"], [], []], stock=[[], ["W"], []], next_play=5)
@@ -472,17 +490,19 @@ window lasts 1d):
 
 Round 2:
   carol is out of the game; 1 card went to the trash.
+  alice made offer 1 to bob.
   Weapon play 1: alice plays a Weapon (from the hand): bob loses a life.
+  bob told alice: I have Water
   alice says: hello bob
 
-Your hand (alice): F T
+Your hand (alice): F T  (F Food, T Trash)
 Your offers this round:
-  Offer 1. alice to bob: give F get W (open)
-Your tells:
-  Round 2, bob to alice: I have Water
+  Offer 1: you offer bob F for bob's W (open)
 """
 
-BOARD_PUBLIC = BOARD_SEAT.split("\nYour hand")[0]
+# the public reads the offer and the tell without what only their two players may see
+BOARD_PUBLIC = (BOARD_SEAT.split("\nYour hand")[0].replace("alice made offer 1 to bob.", "alice made an offer.")
+                .replace("bob told alice: I have Water", "bob sent a tell."))
 
 
 def test_rendered_board_for_a_seat_and_for_the_public():
@@ -501,7 +521,9 @@ def test_rendered_board_for_a_seat_and_for_the_public():
     assert seat_board == BOARD_SEAT
     assert public == BOARD_PUBLIC
     bobs = render_board(GAME, GAME.view(state, 1), NAMES[:3])
-    assert "Your hand (bob): W W\n" in bobs and "alice)" not in bobs and "I lied" not in bobs
+    assert "Your hand (bob): W W  (W Water)\n" in bobs and "alice)" not in bobs
+    assert "  Offer 1: alice offers you F for your W (open)\n" in bobs
+    assert "  bob told alice: I have Water\n" in bobs
     for board in (seat_board, public):
         assert all(line == line.rstrip() for line in board.splitlines())
 
@@ -682,11 +704,11 @@ class MailGame:
                 elif "Summary of Survive Board 101" in text and text.count(line):
                     boards += 1
                     own = f"{line} {show_cards(state.hands[seat])}"
-                    assert own in text.splitlines(), (own, text)
-            for offer in re.findall(r"Offer \d+\. (\S+) to (\S+):", text):
-                assert self.players[reader] in offer
-            for movecell in re.findall(r"offer (\S+) give=", text):
-                assert movecell == self.players[reader] or movecell in text  # full text only to the two
+                    assert [x for x in text.splitlines() if x == own or x.startswith(own + "  (")], (own, text)
+            for number, mine, theirs in re.findall(r"Offer (\d+): (?:you offer (\S+)|(\S+) offers you)", text):
+                offer = next(o for o in state.offers if o["n"] == int(number))
+                parties = (offer["from"], offer["to"]) if mine else (offer["to"], offer["from"])
+                assert parties == (reader, self.players.index(mine or theirs)), (number, text)
             for token, teller, target in self.tells:
                 if token in text:
                     assert reader in (teller, target), token

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from . import register
-from .base import DurationParam, Game, Outcome, Param, PlayerParam, State, Verdict, echoed
+from .base import DurationParam, Game, Outcome, Param, PlayerParam, State, Verdict, either, echoed
 
 ORDER = "FWSXBT"
 NAMES = {"F": "Food", "W": "Water", "S": "Shelter", "X": "Weapon", "B": "Beast", "T": "Trash"}
@@ -38,6 +38,7 @@ OVER = "over"
 NEGOTIATION_ONLY = ("it is the search phase: negotiation commands are taken once every search order "
                     "is carried out")
 CARD_HELP = "cards are F (Food), W (Water), S (Shelter), X (Weapon), B (Beast) and T (Trash), e.g. F,W or 2F"
+CARDS_NOTE = "(CARDS: letters F W S X B T, e.g. F,W or 2F)"
 SEAT = re.compile(r"\{seat(\d+)\}")
 
 
@@ -61,11 +62,12 @@ class SurviveState(State):
     missed: list[int] = field(default_factory=list)
     done: list[bool] = field(default_factory=list)
     offers: list[dict[str, Any]] = field(default_factory=list)  # this round's offers
-    tells: list[list[Any]] = field(default_factory=list)  # [from, to, text, round]
     plays: list[dict[str, Any]] = field(default_factory=list)  # pending weapon plays
     next_offer: int = 1
     next_play: int = 1
-    log: list[list[Any]] = field(default_factory=list)  # [round, text with {seatN}]
+    # [round, text with {seatN}], or [round, text, seats, others] for an entry only
+    # `seats` may read (a tell, an offer), the others reading `others` (None: nothing)
+    log: list[list[Any]] = field(default_factory=list)
 
 
 # --- cards --------------------------------------------------------------------------
@@ -123,6 +125,30 @@ def take(pile: list[str], cards: list[str]) -> None:
         pile.remove(card)
 
 
+
+
+def numbered(forms: list[str], numbers: list[int]) -> list[str]:
+    """Move forms ending in a number letter (`accept N`) for the numbers they may take
+    now: none, the number itself when there is one (`accept 3`), else the letter with
+    the choice (`accept N (N: 3 or 5)` on the last form)."""
+    if not numbers:
+        return []
+    if len(numbers) == 1:
+        return [form[:-1] + str(numbers[0]) for form in forms]
+    letter = forms[-1][-1]
+    return forms[:-1] + [f"{forms[-1]} ({letter}: {either([str(n) for n in numbers])})"]
+
+
+def may_read(entry: list[Any], seat: int | None) -> bool:
+    """Whether `seat` (None: the public) may read a log entry's own text."""
+    return len(entry) == 2 or seat in entry[2]
+
+
+def seen_by(entry: list[Any], seat: int | None) -> list[Any] | None:
+    """A log entry as `seat` may read it: [round, text], or None."""
+    if may_read(entry, seat):
+        return entry[:2]
+    return None if entry[3] is None else [entry[0], entry[3]]
 
 
 def _clean_text(text: str) -> str:
@@ -225,7 +251,7 @@ class Survive(Game):
         "search [stock CARDS] [discard CARDS] | give USER CARDS | offer USER give=CARDS get=CARDS | "
         "accept N | reject N | withdraw N | say TEXT | tell USER TEXT | "
         "weapon beast USER | weapon life USER | weapon steal USER CARDS|all | weapon counter K | "
-        "pass K | done | undone (CARDS: letters F W S X B T, e.g. F,W or 2F)")
+        f"pass K | done | undone {CARDS_NOTE}")
     summary: ClassVar[str] = "Survive the nuclear winter: pay Food, Water and Shelter each round; trade, lie, fight"
     help_text: ClassVar[str] = _help()
     template: ClassVar[str] = "survive.txt"
@@ -267,6 +293,55 @@ class Survive(Game):
         if state.phase == TALK_PHASE:  # players who are out (resigned too) may still talk
             acting |= set(range(state.players))
         return frozenset(acting)
+
+    def waiting_for(self, state: SurviveState) -> frozenset[int]:
+        """The seats the board waits for, a narrower set than `to_act` (who may send
+        something): in the search phase the living players whose order is not in; in
+        the negotiation phase those with no standing done, and those who have yet to
+        pass on the newest play of a pending weapon chain. Players who are out may
+        talk, but nothing waits for them."""
+        if self.result(state) is not None:
+            return frozenset()
+        left = self.living(state)
+        if state.phase == SEARCH_PHASE:
+            return frozenset(s for s in left if state.orders[s] is None)
+        waiting = {s for s in left if not state.done[s]}
+        for chain in self.chains(state):
+            waiting |= {s for s in left if s != chain[0]["seat"] and s not in chain[0]["passes"]}
+        return frozenset(waiting)
+
+    def syntax_now(self, state: SurviveState, seat: int) -> str:
+        """The moves `seat` may send now, in the form of `move_syntax`: the search
+        order in the search phase; in the negotiation phase only the commands that
+        can be legal (accept, reject, withdraw and pass with the numbers they may
+        take, weapon plays only with a Weapon at hand)."""
+        if self.result(state) is not None:
+            return "nothing: the game is over"
+        if not self.is_alive(state, seat):
+            if state.phase == TALK_PHASE:
+                return "say TEXT | tell USER TEXT"
+            return "nothing in the search phase (players who are out may say and tell in the negotiation phase)"
+        if state.phase == SEARCH_PHASE:
+            return f"search [stock CARDS] [discard CARDS] {CARDS_NOTE}"
+        open_ = [o for o in state.offers if o["status"] == "open"]
+        to_me = [o["n"] for o in open_ if o["to"] == seat]
+        by_me = [o["n"] for o in open_ if o["from"] == seat]
+        passable = [c[0]["n"] for c in self.chains(state) if c[0]["seat"] != seat and seat not in c[0]["passes"]]
+        forms = ["give USER CARDS", "offer USER give=CARDS get=CARDS"] if state.hands[seat] else []
+        forms += numbered(["accept N", "reject N"], to_me) + numbered(["withdraw N"], by_me)
+        forms += ["say TEXT", "tell USER TEXT"]
+        if "X" in state.hands[seat] + state.stock[seat]:
+            left = self.living(state)
+            if any(state.beasts[s] for s in left):
+                forms.append("weapon beast USER")
+            forms.append("weapon life USER")
+            if any(state.stock[s] for s in left if s != seat):
+                forms.append("weapon steal USER CARDS|all")
+            forms += numbered(["weapon counter K"], [p["n"] for p in state.plays])
+        forms += numbered(["pass K"], passable)
+        forms.append("undone" if state.done[seat] else "done")
+        syntax = " | ".join(forms)
+        return f"{syntax} {CARDS_NOTE}" if "CARDS" in syntax else syntax
 
     def idle_reason(self, state: SurviveState, seat: int) -> tuple[str, str]:
         """Why `seat`, not in `to_act`, can send nothing now, and what to do instead:
@@ -321,13 +396,13 @@ class Survive(Game):
         if not isinstance(text, str):
             return None, "send a move"
         words = text.split()
-        if not words:
-            return None, f"send a move: {self.move_syntax}"
-        verb, rest = words[0].lower(), words[1:]
         if self.result(state) is not None:
             return None, "the game is over"
         if not 0 <= seat < state.players:
             return None, "you are not a player of this game"
+        if not words:
+            return None, f"send a move: {self.syntax_now(state, seat)}"
+        verb, rest = words[0].lower(), words[1:]
         talk = verb in ("say", "tell")  # by every player, those who are out too
         if not self.is_alive(state, seat) and not talk:
             return None, "you are out of the game: you may still say and tell"
@@ -337,7 +412,7 @@ class Survive(Game):
                     "done": self._p_vote, "undone": self._p_vote}
         handler = handlers.get(verb)
         if handler is None:
-            return None, f"'{echoed(words[0])}' is not a Survive command; send {self.move_syntax}"
+            return None, f"'{echoed(words[0])}' is not a Survive command; send {self.syntax_now(state, seat)}"
         if verb == "search":
             if state.phase != SEARCH_PHASE:
                 return None, ("it is the negotiation phase: search orders are taken in the search phase of "
@@ -567,8 +642,11 @@ class Survive(Game):
         return {"keys": [rng.getrandbits(63) for _ in range(RESERVE - len(state.keys))]}
 
     # --- play -----------------------------------------------------------------------
-    def note(self, state: SurviveState, text: str) -> None:
-        state.log.append([state.round, text])
+    def note(self, state: SurviveState, text: str, seats: list[int] | None = None,
+             others: str | None = None) -> None:
+        """Log `text` for everyone; or, given `seats`, for those seats alone, the
+        others reading `others` (nothing if None)."""
+        state.log.append([state.round, text] if seats is None else [state.round, text, sorted(seats), others])
 
     def apply(self, state: SurviveState, seat: int, move: str, chance: Any) -> None:
         data, error = self.parse(state, seat, move)
@@ -592,6 +670,8 @@ class Survive(Game):
     def _do_offer(self, state, seat, data):
         state.offers.append({"n": state.next_offer, "from": seat, "to": data["target"], "give": data["give"],
                              "get": data["get"], "status": "open"})
+        self.note(state, f"{{seat{seat}}} made offer {state.next_offer} to {{seat{data['target']}}}.",
+                  [seat, data["target"]], f"{{seat{seat}}} made an offer.")
         state.next_offer += 1
 
     def _do_accept(self, state, seat, data):
@@ -599,6 +679,9 @@ class Survive(Game):
         maker = offer["from"]
         if missing(offer["give"], state.hands[maker], "hand"):
             offer["status"] = f"not carried out: {{seat{maker}}} no longer held the cards"
+            self.note(state, f"{{seat{seat}}} accepted offer {offer['n']}, but {{seat{maker}}} no longer held "
+                             "the cards: no swap.", [seat, maker],
+                      f"{{seat{seat}}} accepted an offer, but it could not be carried out.")
             return
         take(state.hands[maker], offer["give"])
         take(state.hands[seat], offer["get"])
@@ -609,16 +692,23 @@ class Survive(Game):
                          f"{named(offer['give'])}, {{seat{seat}}} gave {named(offer['get'])}.")
 
     def _do_reject(self, state, seat, data):
-        data["offer"]["status"] = "rejected"
+        self._answered(state, seat, data["offer"], "rejected")
 
     def _do_withdraw(self, state, seat, data):
-        data["offer"]["status"] = "withdrawn"
+        self._answered(state, seat, data["offer"], "withdrawn")
+
+    def _answered(self, state, seat, offer, status):
+        offer["status"] = status
+        verb = "withdrew" if status == "withdrawn" else status
+        self.note(state, f"{{seat{seat}}} {verb} offer {offer['n']}.", [offer["from"], offer["to"]],
+                  f"{{seat{seat}}} {verb} an offer.")
 
     def _do_say(self, state, seat, data):
         self.note(state, f"{{seat{seat}}} says: {data['text']}")
 
     def _do_tell(self, state, seat, data):
-        state.tells.append([seat, data["target"], data["text"], state.round])
+        self.note(state, f"{{seat{seat}}} told {{seat{data['target']}}}: {data['text']}", [seat, data["target"]],
+                  f"{{seat{seat}}} sent a tell.")
 
     def _do_done(self, state, seat, data):
         state.done[seat] = True
@@ -828,8 +918,9 @@ class Survive(Game):
         for offer in state.offers:
             if offer["status"] == "open":
                 offer["status"] = "lapsed"
-        self.note(state, f"End of round {state.round}.")
         left = self.living(state)
+        done = [f"{{seat{s}}}" for s in left if state.done[s]]
+        self.note(state, f"End of round {state.round}" + (f" (done: {', '.join(done)})." if done else "."))
         for seat in left:
             lacking = []
             for card in RESOURCES:
@@ -865,11 +956,10 @@ class Survive(Game):
         state.round += 1
         state.phase = SEARCH_PHASE
         state.offers = []
-        state.tells = [t for t in state.tells if t[3] >= state.round - 1]
         state.log = [e for e in state.log if e[0] >= state.round - 1]
         state.done = [False] * state.players
         state.orders = [None] * state.players
-        self.note(state, f"Round {state.round}: the search phase begins.")
+        self.note(state, "The search phase begins.")
 
     # --- time -----------------------------------------------------------------------
     def timers(self, state: SurviveState) -> dict[str, int]:
@@ -989,20 +1079,23 @@ class Survive(Game):
             "search_order": self.search_order(state) if state.phase == SEARCH_PHASE else [],
             "deck": len(state.deck), "trash": len(state.trash),
             "trash_cards": ", ".join(f"{state.trash.count(c)} {c}" for c in ORDER if c in state.trash),
-            "log": [[r, self.parts(text, n)] for r, text in state.log],
-            "me": seat, "hand": None, "order": None, "offers": [], "tells": [],
+            "log": [[seen[0], self.parts(seen[1], n)] for entry in state.log
+                    if (seen := seen_by(entry, seat)) is not None],
+            "me": seat, "hand": None, "hand_key": "", "order": None, "offers": [],
         }
         if seat is not None:
-            view["hand"] = show_cards(state.hands[seat])
+            hand = state.hands[seat]
+            view["hand"] = show_cards(hand)
+            view["hand_key"] = ", ".join(f"{c} {NAMES[c]}" for c in ORDER if c in hand)
             if state.orders[seat] is not None and state.phase == SEARCH_PHASE:
                 stock, discard = state.orders[seat]
                 view["order"] = "search" + (f" stock {card_list(stock)}" if stock else "") + \
                                 (f" discard {card_list(discard)}" if discard else "")
-            view["offers"] = [{"n": o["n"], "from": o["from"], "to": o["to"], "give": card_list(o["give"]),
-                               "get": card_list(o["get"]), "status": self.parts(o["status"], n)}
+            # from the reader's side: what the offer's maker gives, for what of the other's
+            view["offers"] = [{"n": o["n"], "mine": o["from"] == seat, "other": o["to"] if o["from"] == seat
+                               else o["from"], "give": show_cards(o["give"]), "get": show_cards(o["get"]),
+                               "status": self.parts(o["status"], n)}
                               for o in state.offers if seat in (o["from"], o["to"])]
-            view["tells"] = [{"from": t[0], "to": t[1], "text": self.parts(t[2], n), "round": t[3]}
-                             for t in state.tells if seat in (t[0], t[1])]
         return view
 
     def resample_hidden(self, state: SurviveState, seat: int | None, rng) -> SurviveState:
@@ -1020,7 +1113,8 @@ class Survive(Game):
         other.deck = pool
         other.keys = [rng.getrandbits(63) for _ in other.keys]
         other.offers = [o for o in other.offers if seat in (o["from"], o["to"])] if seat is not None else []
-        other.tells = [t for t in other.tells if seat in (t[0], t[1])] if seat is not None else []
+        other.log = [entry if may_read(entry, seat) else [entry[0], entry[3]] for entry in other.log
+                     if may_read(entry, seat) or entry[3] is not None]
         return other
 
     # --- storage --------------------------------------------------------------------
@@ -1028,7 +1122,8 @@ class Survive(Game):
         return copy.deepcopy({name: getattr(state, name) for name in SurviveState.__dataclass_fields__})
 
     def restore(self, data: dict[str, Any]) -> SurviveState:
-        return SurviveState(**copy.deepcopy(data))
+        known = SurviveState.__dataclass_fields__  # a board stored before `tells` went into the log has them
+        return SurviveState(**copy.deepcopy({name: value for name, value in data.items() if name in known}))
 
 
 register(Survive())
