@@ -76,6 +76,12 @@ def command_lines() -> bytes:
                  _lines(lambda i: f"superwari mvoe {100 + i} alice pw{i} c #{i} " + "x" * 60))
 
 
+def near_misses() -> bytes:
+    """Every line a different near-miss of a game and a command word: each is looked up
+    anew (no cache helps), and each is answered in the results."""
+    return _mail("Subject: moves\r\n", _lines(lambda i: f"superwar{i:x} mo{i:x}e {i} alice pw c"))
+
+
 def one_long_line() -> bytes:
     return _mail("Subject: one line\r\n", "superwari show 101 " + "word " * (SIZE // 5) + "\r\n")
 
@@ -115,7 +121,7 @@ def malformed_html() -> bytes:
 
 
 SHAPES = {f.__name__: f for f in (nested_blockquotes, vacation_passwords, deep_mime, many_parts, command_lines,
-                                  one_long_line, long_lines, huge_subject, many_recipients, base64_body,
+                                  near_misses, one_long_line, long_lines, huge_subject, many_recipients, base64_body,
                                   soft_broken_qp, malformed_html)}
 
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 
-from ..games import Game, games, get_game, title_words
+from ..games import Game, game_words, games, get_game
 from ..mail.text import fit
 from ..store.models import GameRecord, Seat, User
 from .account import RELAY_SUBJECT
@@ -43,44 +43,45 @@ class Guess:
     args: list[str]  # the words after the command word(s)
 
 
-@functools.lru_cache(maxsize=4096)
-def _close(word: str, names: tuple[str, ...], cutoff: float) -> tuple[str, ...]:
-    return tuple(difflib.get_close_matches(word, names, n=MAX_SUGGESTIONS, cutoff=cutoff))
-
-
 def close_names(word: str, names: object, cutoff: float) -> list[str]:
     """The names `word` most likely misspells, closest first."""
-    return list(_close(word.lower()[:MAX_WORD], tuple(names), cutoff))
-
-
-def game_words() -> dict[str, Game]:
-    """Every word that names a game: names and titles."""
-    return {word: game for game in games().values() for word in (game.name, *title_words(game))}
+    return difflib.get_close_matches(word, list(names), n=MAX_SUGGESTIONS, cutoff=cutoff)
 
 
 def guess(words: list[str]) -> Guess | None:
     """What `words` were meant to be if they look like an attempted command (see the
     module's docstring); None if they are simply not one. Only for words `resolve`
     does not take."""
-    load_commands()
     if not words:
         return None
-    first = words[0].lower()
-    second = words[1].lower() if len(words) > 1 else ""
+    second = words[1] if len(words) > 1 else ""
+    found = meaning(words[0].lower()[:MAX_WORD], second.lower()[:MAX_WORD], second.split("#")[0].isdigit())
+    if found is None:
+        return None
+    named, commands, used = found
+    return Guess(list(named), list(commands), words[used:])
+
+
+@functools.lru_cache(maxsize=4096)
+def meaning(first: str, second: str, board_second: bool) -> tuple[tuple[Game, ...], tuple[Command, ...], int] | None:
+    """The games and commands a line starting `first second` likely meant, and how many
+    of its words they take: looked up once for each pair of words (a mail may repeat a
+    misspelling on thousands of lines)."""
+    load_commands()
     game = get_game(first)
     if game is not None or (meant := close_names(first, game_words(), GAME_CUTOFF)):
-        named = [game] if game is not None else list(dict.fromkeys(game_words()[word] for word in meant))
+        named = (game,) if game is not None else tuple(dict.fromkeys(game_words()[word] for word in meant))
         command = game_commands.get(second)
         commands = [command] if command else [game_commands[n] for n in close_names(second, game_commands, COMMAND_CUTOFF)]
-        return Guess(named, commands, words[2:])
+        return named, tuple(commands), 2
     family = {name.split()[1]: cmd for name, cmd in account_commands.items() if name.split()[0] == first}
     if family:
-        return Guess([], [family[n] for n in close_names(second, family, COMMAND_CUTOFF)], words[2:])
-    if first in game_commands and second.split("#")[0].isdigit():
-        return Guess([], [game_commands[first]], words[1:])  # `move 101 carol ...`: which game?
+        return (), tuple(family[n] for n in close_names(second, family, COMMAND_CUTOFF)), 2
+    if first in game_commands and board_second:
+        return (), (game_commands[first],), 1  # `move 101 carol ...`: which game?
     singles = [name for name in account_commands if " " not in name]
     meant = close_names(first, singles, GAME_CUTOFF)
-    return Guess([], [account_commands[n] for n in meant], words[1:]) if meant else None
+    return ((), tuple(account_commands[n] for n in meant), 1) if meant else None
 
 
 def fits(cmd: Command, args: list[str]) -> bool:

@@ -11,9 +11,10 @@ import pkgutil
 
 from .base import Game, Outcome, Param, State, Verdict
 
-__all__ = ["Game", "Outcome", "Param", "State", "Verdict", "register", "games", "get_game"]
+__all__ = ["Game", "Outcome", "Param", "State", "Verdict", "register", "games", "game_words", "get_game"]
 
 _registry: dict[str, Game] = {}
+_words: dict[str, Game] = {}  # game_words(), made once all games are loaded
 _loaded = False
 
 
@@ -22,6 +23,7 @@ def register(game: Game) -> Game:
     if game.name in _registry:
         raise RuntimeError(f"two games are registered as {game.name!r}")
     _registry[game.name] = game
+    _words.clear()
     return game
 
 
@@ -43,14 +45,16 @@ def games() -> dict[str, Game]:
 def get_game(name: str) -> Game | None:
     """The game a word names: its command name or its title (`superwari`, `Super-Wari`,
     `super-wari`), in any case."""
-    word = name.lower()
-    found = games().get(word)
-    if found is None:
-        found = next((game for game in _registry.values() if word in title_words(game)), None)
-    return found
+    return game_words().get(name.lower())
 
 
-def title_words(game: Game) -> set[str]:
-    """The ways a game's title is written as one word: `super-wari`, `superwari`."""
-    title = game.title.lower()
-    return {title, title.replace("-", ""), title.replace(" ", "-"), title.replace(" ", "")}
+def game_words() -> dict[str, Game]:
+    """Every word that names a game, lower case: its name, and its title written as one
+    word (`super-wari`, `superwari`)."""
+    if not _words:
+        for game in games().values():
+            title = game.title.lower()
+            for word in (title, title.replace("-", ""), title.replace(" ", "-"), title.replace(" ", "")):
+                _words.setdefault(word, game)
+        _words.update((name, game) for name, game in games().items())  # a name wins over a title
+    return _words
