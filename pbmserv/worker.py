@@ -8,7 +8,6 @@ and the worker goes on with the next one.
 from __future__ import annotations
 
 import logging
-import re
 import traceback
 from collections.abc import Callable
 from email.message import EmailMessage
@@ -20,26 +19,25 @@ from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.account import RELAY_SUBJECT, answer_message, confirm_by_reply, relay_reply_note
 from .commands.base import Context, CommandError, resolve, unlock_by_reply
-from .commands.lines import is_body_command, is_command, not_a_command, password_words, takes_text
+from .commands.lines import is_body_command, not_a_command, read_command_mail
 from .commands.observe import answer_chat
 from .commands.reply import play_by_reply
 from .keys import address_tag, split_tag, tagged_address
 from .config import Config
 from .mail.loopguard import loop_reason, parse_bytes
 from .mail.outbound import Mail, bounced_reply, queue_mails
-from .mail.text import Masker, fit, passwords_in, quote, relay_safe
-from .mail.parse import CommandLine, parse_message, recipients, strip_subject, unquoted_text
-from .play import board_text, current_state, engine_of, seat_of
+from .mail.errors import ErrorReplies, no_command
+from .mail.text import relay_safe
+from .mail.parse import CommandLine, recipients, reply_move, strip_subject
 from .render import render
 from .replyto import token_seat
 from .store.models import Inbound
 from .store.queue import queued_inbound_ids
 from .mail.bounces import failed_recipients
-from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited, uses_left
+from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited
 
 log = logging.getLogger(__name__)
 
-BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subjects of board mails, after any prefix
 RETRIES = 3  # attempts for a mail that lost a race with another writer
 MAX_STARTS = 3  # a mail whose processing was begun this often without finishing is set aside
 MAX_TAGGED = 100  # recipient addresses looked at for a tag
@@ -122,7 +120,6 @@ class Handler:
         self.row = row
         self.now = row.received_at
         self.outgoing: list[Mail] = []
-        self.last_error = ""  # set when the day's last error reply to an unregistered address goes out
 
     def handle(self) -> None:
         row = self.row
@@ -133,12 +130,11 @@ class Handler:
             row.status, row.error = "ignored", reason
             row.error += self.count_bounces(message)
             return
-        mail = parse_message(message, is_command, takes_text, is_body_command)
+        mail, self.mask = read_command_mail(message, self.config.server.address)
         clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
-        self.mask = Masker(passwords_in([mail.subject, *mail.text.split("\n")], password_words),
-                           self.config.server.address)
         self.registered = is_registered_address(self.session, mail.reply_to)  # who the answers go to
+        self.errors = ErrorReplies(self.session, self.config, mail, self.mask, self.registered, row)
         limit = self.config.limits.commands_per_mail
         tag = self.tag(mail.recipients)
         if tag is not None and not mail.commands:
@@ -146,11 +142,7 @@ class Handler:
         elif not mail.commands and (relay := RELAY_SUBJECT.fullmatch(strip_subject(mail.subject))):
             self.answer(*self.attempt(lambda ctx: relay_reply_note(ctx, *relay.groups()), ""), quoted_line=mail.subject)
         elif not mail.commands:
-            self.error_reply("pbmserv error", CommandError(
-                "Your mail holds no command: neither its Subject nor any line of its body.",
-                "Put one command in the Subject, or one command a line in the body;\n"
-                "send 'help' for the commands."),
-                quoted_line=mail.subject)
+            self.error_reply(no_command(), quoted_line=mail.subject)
         elif len(mail.commands) == 1:
             self.run_single(mail.commands[0])
         else:
@@ -240,26 +232,18 @@ class Handler:
         kind, payload, given = split_tag(tag) or ("", "", "")
         action = {"c": confirm_by_reply, "u": unlock_by_reply, "m": answer_message, "h": answer_chat}.get(kind)
         if action is None:
-            self.error_reply("pbmserv error", CommandError(
-                "This address of the server takes no mail from players.",
-                "Send commands to " + self.config.server.address + "; send 'help' for the commands."),
-                quoted_line=self.mail.subject)
+            self.error_reply(CommandError("This address of the server takes no mail from players.",
+                                          f"Send commands to {self.config.server.address}; send 'help' for the commands."),
+                             quoted_line=self.mail.subject)
             return
         text = self.mail.comment if kind in "mh" else ""  # what a reply to a relay relays
         self.answer(*self.attempt(lambda ctx: action(ctx, payload, given), text), quoted_line=self.mail.subject)
 
     def run_reply(self, token: str) -> None:
-        """A mail to a reply-to-play address holding no command: its move is the
-        Subject (unless that is the board mail's own), or else the first line of the body.
-        An error about it has the same Reply-To, so that replying to the error with the
+        """A mail to a reply-to-play address holding no command (`reply_move` finds the
+        move). An error about it has the same Reply-To, so that replying to the error with the
         corrected move plays it."""
-        subject = strip_subject(self.mail.subject)
-        body = unquoted_text(self.mail.text.split("\n"), is_body_command)
-        if subject and not BOARD_SUBJECT.search(subject):
-            move, comment = subject, body
-        else:
-            first, _, comment = body.partition("\n")
-            move, comment = first.strip(), comment.strip("\n")
+        move, comment = reply_move(self.mail, is_body_command)
         ctx, outcome = self.attempt(lambda ctx: play_by_reply(ctx, token, move), comment)
         again = isinstance(outcome, CommandError) and self.may_play(token)
         if again:
@@ -282,7 +266,7 @@ class Handler:
     def answer(self, ctx: Context, outcome: str | CommandError, quoted_line: str, reply_to: str | None = None) -> None:
         """The mails a mail's one command caused, or its error to the sender."""
         if isinstance(outcome, CommandError):
-            self.error_reply(self.error_subject(outcome), outcome, quoted_line=quoted_line, reply_to=reply_to)
+            self.error_reply(outcome, quoted_line=quoted_line, reply_to=reply_to)
             return
         self.outgoing += ctx.replies + ctx.notices
 
@@ -296,7 +280,7 @@ class Handler:
             ctx, outcome = self.run(line)
             if isinstance(outcome, CommandError):
                 failed = True
-                results.append((self.mask(line.text), self.error_text(outcome, with_board=False)))
+                results.append((self.mask(line.text), self.errors.text(outcome, with_board=False)))
                 continue
             answer = "\n".join(mail.body.rstrip("\n") for mail in ctx.replies) or outcome
             results.append((self.mask(line.text), answer))
@@ -305,56 +289,13 @@ class Handler:
         if skipped > 0:
             results.append(("...", f"{skipped} more command lines were not read: at most "
                                    f"{self.config.limits.commands_per_mail} commands a mail."))
-        if failed and self.suppressed():
+        if failed and not self.errors.allowed():
             return
-        body = render("results.txt", results=results) + (f"\n{self.last_error}\n" if self.last_error else "")
+        last = self.errors.last_note
+        body = render("results.txt", results=results) + (f"\n{last}\n" if last else "")
         self.outgoing.append(Mail(recipients, "pbmserv results", body))
 
-    # --- errors ------------------------------------------------------------------------
-    def error_subject(self, error: CommandError) -> str:
-        game = error.game
-        if error.board is not None:
-            return f"{engine_of(error.board).title} Board {error.board.board} Error"
-        if game is not None:
-            return f"{game.title} error"
-        return "pbmserv error"
-
-    def error_text(self, error: CommandError, with_board: bool = True, quoted: str = "") -> str:
-        board = ""
-        if with_board and error.board is not None:
-            record = error.board
-            viewer = seat_of(record, error.viewer) if error.viewer is not None else None
-            board = board_text(self.config, record, current_state(record), viewer, self.now)
-        return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
-                      board=board, quoted=quoted)
-
-    def error_reply(self, subject: str, error: CommandError, quoted_line: str, reply_to: str | None = None) -> None:
-        """The error to the sender; to an unregistered address it quotes only the
-        command line. A few a day at most (see `suppressed`)."""
-        if self.suppressed():
-            return
-        text = f"Subject: {self.mail.subject}\n\n{self.mail.text}" if self.registered else quoted_line
-        if self.last_error:
-            error.instead += "\n\n" + self.last_error
-        if self.mail.reply_to:
-            self.outgoing.append(Mail([self.mail.reply_to], subject,
-                                      self.error_text(error, quoted=quote(text, self.mask)), reply_to))
-
-    def suppressed(self) -> bool:
-        """Count an error reply to the sender; True if it is over the day's limit and
-        must not be sent: a few to an address nobody registered (no backscatter), more
-        to a player's (an auto-responder that marks nothing must not loop for ever)."""
-        registered = self.registered
-        kind = "error" if registered else "unregistered-error"
-        limit = self.config.limits.errors_per_day if registered else self.config.limits.unregistered_errors_per_day
-        left = uses_left(self.session, kind, self.mail.sender.lower(), self.now, limit)
-        if left is None:
-            self.row.error = f"error reply suppressed: {limit} a day to {'an' if registered else 'an unregistered'} address"
-            return True
-        if not registered and left == 0:
-            self.last_error = fit(
-                "This is the last error reply today to your address: no account has confirmed it, "
-                f"and such an address gets {limit} error replies a day, so that forged mail cannot make "
-                "this server write to strangers. Further errors today will not be answered. To get every "
-                "answer, sign up: signup USERID PASSWORD")
-        return False
+    def error_reply(self, error: CommandError, quoted_line: str, reply_to: str | None = None) -> None:
+        mail = self.errors.reply(error, quoted_line, reply_to)
+        if mail is not None:
+            self.outgoing.append(mail)

@@ -17,11 +17,13 @@ import difflib
 import functools
 import re
 from dataclasses import dataclass
+from email.message import EmailMessage
 
 from sqlalchemy import select
 
 from ..games import Game, game_words, games, get_game
-from ..mail.text import fit
+from ..mail.parse import ParsedMail, parse_message
+from ..mail.text import Masker, fit, passwords_in
 from ..store.models import GameRecord, Seat, User
 from .account import RELAY_SUBJECT
 from .base import (Command, CommandError, Context, GameCommand, account_commands, game_commands, load_commands,
@@ -142,6 +144,13 @@ def password_words(words: list[str]) -> list[str]:
         return []
     commands = meant.commands or list((game_commands if meant.games else account_commands).values())
     return sorted({meant.args[i] for cmd in commands for i in cmd.password_args if i < len(meant.args)})
+
+
+def read_command_mail(message: EmailMessage, server_address: str) -> tuple[ParsedMail, Masker]:
+    """A mail's commands (mail/parse.py, with this module's tests of a line), and the
+    masker of the passwords its lines carry."""
+    mail = parse_message(message, is_command, takes_text, is_body_command)
+    return mail, Masker(passwords_in([mail.subject, *mail.text.split("\n")], password_words), server_address)
 
 
 # --- the answer to an attempt ------------------------------------------------------

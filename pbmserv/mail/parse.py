@@ -376,6 +376,21 @@ def _safe(test: WordsTest, words: list[str]) -> bool:
         return False
 
 
+BOARD_SUBJECT = re.compile(r"\S+\s+board\s+\d+\b", re.IGNORECASE)  # in the subjects of board mails, after any prefix
+
+
+def reply_move(mail: ParsedMail, is_command: WordsTest) -> tuple[str, str]:
+    """The move and the comment of a reply to play (a mail holding no command): the move
+    is the Subject unless that is a board mail's own (`Re: Super-Wari Board 101 bob`,
+    `Re: ... Board 101 Error`), else the first line of the body not quoted."""
+    subject = strip_subject(mail.subject)
+    body = unquoted_text(mail.text.split("\n"), is_command)
+    if subject and not BOARD_SUBJECT.search(subject):
+        return subject, body
+    first, _, comment = body.partition("\n")
+    return first.strip(), comment.strip("\n")
+
+
 def parse_message(raw: bytes | EmailMessage, is_command: WordsTest, takes_text: WordsTest,
                   is_body_command: WordsTest | None = None) -> ParsedMail:
     """Parse a command mail; never raises.

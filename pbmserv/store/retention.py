@@ -22,11 +22,11 @@ from email.message import EmailMessage
 from sqlalchemy import delete, select
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..commands.lines import is_body_command, is_command, password_words, takes_text
+from ..commands.lines import read_command_mail
 from ..config import Config
 from ..mail.loopguard import clean_text, parse_bytes
-from ..mail.parse import _decode_part, body_text, clean_lines, parse_message
-from ..mail.text import MASK, Masker, passwords_in
+from ..mail.parse import _decode_part, body_text, clean_lines
+from ..mail.text import MASK, Masker
 from .models import Inbound, Outbound, RateEvent
 
 log = logging.getLogger(__name__)
@@ -123,8 +123,7 @@ def masked_command_mail(raw: bytes, server_address: str) -> bytes:
     They are masked where they appear literally in the bytes. If any is still there
     once decoded (a base64 or quoted-printable body, an encoded Subject), the mail is
     written anew: its headers and its text body as plain UTF-8 text, masked."""
-    mail = parse_message(parse_bytes(raw), is_command, takes_text, is_body_command)
-    mask = Masker(passwords_in([mail.subject, *mail.text.split("\n")], password_words), server_address)
+    mail, mask = read_command_mail(parse_bytes(raw), server_address)
     # latin-1 maps each byte to one character and back: the bytes around stay as they were
     in_bytes = Masker([secret.encode("utf-8", "surrogateescape").decode("latin-1") for secret in mask.secrets],
                       server_address)
