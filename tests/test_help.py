@@ -84,6 +84,14 @@ send the move with your password:
 
 A reply to play plays a move only: other commands in the same mail run as
 usual, each with its password. Send "GAME help" for how to write a move.
+
+If the move is refused, the error mail has the same Reply-To: answer it with
+the corrected move.
+
+Other mails you can answer by replying, from a registered address:
+- a message from a player: your text goes back to its author;
+- a chat mail: your text is chat on that board.
+A reply to a broadcast goes to nobody: write to its author with 'message'.
 """
 
 
