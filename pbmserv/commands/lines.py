@@ -200,7 +200,7 @@ def which_game(ctx: Context, cmd: Command, args: list[str]) -> CommandError:
     if not found:
         return CommandError(fit(f"Which game? '{cmd.name}' follows the game's name, and no board {number}{whose} "
                                 "was found."),
-                            fit(f"Send: GAME {cmd.name} {' '.join(example(cmd, None, args).split()[2:])}, "
+                            fit(f"Send: {example(cmd, None, args)}, "
                                 f"with GAME one of: {', '.join(games())}."))
     boards = " and ".join(f"{game.name} ({' against '.join(s.user.userid for s in record.seats)})"
                           for game, record in found)

@@ -3,9 +3,9 @@
 
 from __future__ import annotations
 
-from ..play import engine_of
+from ..play import current_state, engine_of
 from ..replyto import token_seat
-from .base import CommandError, Context
+from .base import CommandError, Context, ask_admins
 from .boards import check_active
 from .votes import move_or_vote
 
@@ -25,9 +25,9 @@ def play_by_reply(ctx: Context, token: str, text: str) -> str:
                            "Send it from your registered address, or: GAME move BOARD USERID PASSWORD MOVE")
     ctx.board, ctx.game = record, engine_of(record)
     if user.disabled:
-        raise CommandError(f"The account {user.userid} is closed.", "Write to the server's admins.")
+        raise CommandError(f"The account {user.userid} is closed.", ask_admins(ctx, "to open it again", closed=True))
     check_active(record, ctx.game, user)
     if not text:
         raise CommandError("Your reply holds no move.",
-                           f"Answer the board mail with just your move: {ctx.game.move_syntax}", board=record, viewer=user)
+                           f"Answer the board mail with just your move: {ctx.game.syntax_now(current_state(record), seat)}", board=record, viewer=user)
     return move_or_vote(ctx, ctx.game, record, user, seat, text)

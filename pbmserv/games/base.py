@@ -184,6 +184,14 @@ class Game:
         """Seats that may act now; empty once the game is over."""
         raise NotImplementedError
 
+    def waiting_for(self, state: State) -> frozenset[int]:
+        """Seats the board waits for (its status line): by default those that may act."""
+        return self.to_act(state)
+
+    def syntax_now(self, state: State, seat: int | None) -> str:
+        """The moves `seat` may send now, written as `move_syntax` is."""
+        return self.move_syntax
+
     def check(self, state: State, seat: int, text: str) -> Verdict:
         """Validate `text` as `seat`'s move. Never raises, whatever the text."""
         raise NotImplementedError
