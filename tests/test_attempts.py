@@ -75,3 +75,10 @@ def test_a_typo_among_several_commands_is_listed_in_the_results(game):
     text = body_of(reply)
     assert "> superwari shwo 101\n'superwari shwo' is not a command.\nDid you mean: superwari show 101?\n" in text
     assert text.count("\n> ") == 3
+
+
+def test_a_game_name_with_no_command_near_points_to_the_games_help(game):
+    reply = game.one(ALICE, "superwari xyzzy 101 alice alice-pw h")
+    assert first_lines(reply) == ["'superwari xyzzy' is not a command.",
+                                  "Send 'help superwari' for the rules and commands of superwari."]
+    assert "alice-pw" not in reply.text

@@ -22,7 +22,7 @@ from email.message import EmailMessage
 from sqlalchemy import select
 
 from ..games import Game, game_words, games, get_game
-from ..mail.parse import ParsedMail, parse_message
+from ..mail.parse import BOARD_SUBJECT, ParsedMail, parse_message
 from ..mail.text import Masker, fit, passwords_in
 from ..store.models import GameRecord, Seat, User
 from .account import RELAY_SUBJECT
@@ -57,7 +57,7 @@ def guess(words: list[str]) -> Guess | None:
     if not words:
         return None
     second = words[1] if len(words) > 1 else ""
-    found = meaning(words[0].lower()[:MAX_WORD], second.lower()[:MAX_WORD], second.split("#")[0].isdigit())
+    found = meaning(words[0].lower()[:MAX_WORD], second.lower()[:MAX_WORD], is_board(second))
     if found is None:
         return None
     named, commands, used = found
@@ -94,7 +94,17 @@ def is_attempt(words: list[str], strict: bool) -> bool:
     """Whether words that name no command look like an attempt at one; `strict` (a
     body line) also wants the words the command needs."""
     meant = guess(words)
-    return meant is not None and any(not strict or fits(cmd, meant.args) for cmd in meant.commands)
+    if meant is None:
+        return False
+    if not meant.commands:  # a game and no command near: `superwari xyzzy 101 ...`, but not a board's Subject
+        return bool(meant.games and meant.args and is_board(meant.args[0])) and \
+            not BOARD_SUBJECT.match(" ".join(words[:3]))
+    return any(not strict or fits(cmd, meant.args) for cmd in meant.commands)
+
+
+def is_board(word: str) -> bool:
+    """A board number, with or without a #N guard: `101`, `101#3`."""
+    return word.split("#")[0].isdigit()
 
 
 def is_command(words: list[str]) -> bool:
@@ -163,10 +173,10 @@ def not_a_command(ctx: Context, words: list[str]) -> CommandError:
     meant = guess(words)
     wrote = " ".join(word[:MAX_SHOWN] for word in words[:2])
     if meant is None or not meant.commands:
-        names = ", ".join(games())
-        hint = (f"The commands of a game follow its name ({names}):\nsend '{meant.games[0].name} help'."
-                if meant is not None and meant.games else "Send 'help' for the commands and 'list' for the games.")
-        return CommandError(f"'{wrote}' is not a command.", hint)
+        game = meant.games[0].name if meant is not None and meant.games else ""
+        return CommandError(f"'{wrote}' is not a command.",
+                            f"Send 'help {game}' for the rules and commands of {game}." if game
+                            else "Send 'help' for the commands and 'list' for the games.")
     cmd = meant.commands[0]
     if not meant.games and isinstance(cmd, GameCommand):
         return which_game(ctx, cmd, meant.args)
