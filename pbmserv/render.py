@@ -7,7 +7,7 @@ from typing import Any
 
 import jinja2
 
-from .mail.text import fit, wrap
+from .mail.text import fit, wrap, wrap_items
 from .resources import resource_dir
 
 
@@ -22,8 +22,24 @@ def environment() -> jinja2.Environment:
         keep_trailing_newline=True,
     )
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
-    env.globals.update(wrap=wrap, fill=fit)  # prose to the mail width
+    # prose to the mail width: `wrap` fills a paragraph, `fill` only the lines that are
+    # too long (a command kept whole), `wrap_items` a list such as the legal moves
+    env.globals.update(wrap=wrap, fill=lambda text: fit(text, is_command), wrap_items=wrap_items)
     return env
+
+
+def is_command(text: str) -> bool:
+    """Whether `text` starts with a command (`superwari move 101 ...`, `GAME move ...`,
+    `forgot bob`): what `fill` keeps whole on a line of its own."""
+    from .commands.base import CommandError, resolve  # the commands render with this module
+
+    words = text.split()
+    if words[:1] == ["GAME"]:
+        words[0] = "superwari"  # the placeholder of any game's name
+    try:
+        return resolve(words) is not None
+    except CommandError:  # a family's unknown second word (`change colour`): still a command
+        return True
 
 
 def render(template: str, **context: Any) -> str:

@@ -121,11 +121,52 @@ def wrap(text: str, indent: int = 0, first: str | None = None) -> str:
                          subsequent_indent=" " * indent, break_on_hyphens=False)
 
 
-def fit(text: str) -> str:
+# A quoted word group ('superwari games bob', "c3-e3") that a line is not broken in
+_QUOTED = re.compile(r"""(?<!\w)'[^'\n]{1,60}'(?!\w)|(?<!\w)"[^"\n]{1,60}"(?!\w)""")
+_GLUE = "\ue000"  # stands for a space that must not break, while wrapping
+
+
+def _wrap_glued(text: str, indent: int) -> str:
+    glued = _QUOTED.sub(lambda match: match[0].replace(" ", _GLUE), text)
+    return wrap(glued, indent).replace(_GLUE, " ")
+
+
+def _fit_line(line: str, command: Callable[[str], bool] | None) -> str:
+    indent = len(line) - len(line.lstrip(" "))
+    text = line[indent:]
+    if command is not None:
+        for colon in re.finditer(r": ", text):
+            tail = text[colon.end():]
+            if indent + 2 + len(tail) <= WIDTH and command(tail):
+                return _wrap_glued(text[:colon.start() + 1], indent) + "\n" + " " * (indent + 2) + tail
+    return _wrap_glued(text, indent)
+
+
+def fit(text: str, command: Callable[[str], bool] | None = None) -> str:
     """`text` with each line longer than WIDTH filled, keeping its indent (a long
-    address or userid in a line of the server's)."""
-    return "\n".join(line if len(line) <= WIDTH else wrap(line.lstrip(), len(line) - len(line.lstrip()))
-                     for line in text.split("\n"))
+    address or userid in a line of the server's, an error's prose): lines that fit,
+    such as a command to send or an indented example, are left as they are.
+
+    A quoted group of words ('superwari games bob') is not broken. Where `command`
+    says that what follows a colon of an over-long line is a command to send ("...,
+    send: superwari queue 101 bob PASSWORD cancel"), the command goes whole on a line
+    of its own, indented by two more spaces, if it fits there."""
+    return "\n".join(line if len(line) <= WIDTH else _fit_line(line.rstrip(), command)
+                      for line in text.split("\n"))
+
+
+def wrap_items(first: str, items: Iterable[str], indent: int = 2, sep: str = ",") -> str:
+    """`first`, then `items` separated by `sep` and a space, filled to WIDTH: lines
+    break only between items and go on indented by `indent` (a list of moves)."""
+    items = list(items)
+    words = [item + sep for item in items[:-1]] + items[-1:]
+    lines = [first.rstrip()]
+    for word in words:
+        if lines[-1].strip() and len(lines[-1]) + 1 + len(word) > WIDTH:
+            lines.append(" " * indent + word)
+        else:
+            lines[-1] += (" " if lines[-1] else "") + word
+    return "\n".join(lines)
 
 
 def relay_safe(text: str) -> str:
