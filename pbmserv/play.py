@@ -209,27 +209,34 @@ def subject(record: GameRecord, state: State, new: bool = False) -> str:
 
 
 def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
-                 viewer: int | None = None) -> list[tuple[int, list[str]]]:
-    """The move log in rows of one action per seat, numbered, the last `limit` rows (all
-    for None), as `viewer` may read it."""
+                 viewer: int | None = None) -> list[list[str]]:
+    """The move log in rows of one action per seat, the last `limit` rows (all for
+    None), as `viewer` may read it. Each cell carries the action's number as the #N
+    guard counts it (`#3 d`): every logged action counts, votes and deadlines too,
+    so the numbers of a row need not follow on."""
     game = engine_of(record)
     players = names(record)
-    rows: list[tuple[int, list]] = []
+    rows: list[list] = []
     last_seat = None
     for move in standing(record.moves[:upto]):
         seat, kind = move.seat, move.kind
         if seat < 0 or kind == DRAW:  # deadlines and votes are not a seat's move
             continue
         if last_seat is None or seat <= last_seat:
-            rows.append((len(rows) + 1, [None] * len(players)))
-        rows[-1][1][seat] = move
+            rows.append([None] * len(players))
+        rows[-1][seat] = move
         last_seat = seat
     rows = rows if limit is None else rows[-limit:] if limit else []
 
     def text(move: Move) -> str:  # only for the rows shown
         shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)
-        return fill_seats(shown + (" (auto)" if move.auto else ""), players)
-    return [(number, [text(move) if move is not None else "" for move in cells]) for number, cells in rows]
+        return f"#{move.number} " + fill_seats(shown + (" (auto)" if move.auto else ""), players)
+    return [[text(move) if move is not None else "" for move in cells] for cells in rows]
+
+
+def next_move(record: GameRecord) -> str:
+    """The number the #N guard wants on the board's next action: `#7`."""
+    return f"#{len(record.moves) + 1}"
 
 
 def when(moment: datetime) -> str:
@@ -237,12 +244,12 @@ def when(moment: datetime) -> str:
 
 
 def deadline_lines(record: GameRecord, state: State, now: datetime) -> list[str]:
-    """What a board mail says of the running deadlines and of players on vacation
-    (`state`: the current position)."""
+    """What a board mail of a running board says of the next move's #N, the running
+    deadlines and the players on vacation (`state`: the current position)."""
     if record.status != "active":
         return []
     players = names(record)
-    lines = []
+    lines = [f"Next move: {next_move(record)}"]
     timers = engine_deadlines(record, state)
     if timers:
         first = min(timers, key=Deadline.order)
@@ -284,13 +291,14 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
                comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
                hypothetical: bool = False) -> str:
     """The body of a board mail as seat `viewer` (None: the public) sees it at `now`.
-    A `hypothetical` position (a preview) shows no deadlines: they are the real board's."""
+    A `hypothetical` position (a preview) shows no deadlines nor next move: they are
+    the real board's."""
     game = engine_of(record)
     players = names(record)
     # the last few moves while the game runs; once it is over, the whole game
     limit = config.limits.recent_moves if record.status == "active" or upto is not None else None
     rows = recent_moves(record, limit, upto, viewer) if game.move_table else []
-    width = max([len(n) for n in players] + [len(c) for _, cells in rows for c in cells]) + 2
+    width = max([len(n) for n in players] + [len(c) for cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."
     return render(
@@ -320,11 +328,12 @@ def real_comment(comments: list[tuple[str, str]]) -> bool:
 
 def board_mails(config: Config, record: GameRecord, state: State, comments: list[tuple[str, str]], now: datetime,
                 *, new: bool = False, note: str = "", private: frozenset[int] | None = None,
-                extra: dict[int, str] | None = None) -> list[Mail]:
+                extra: dict[int, str] | None = None, notes: dict[int, str] | None = None) -> list[Mail]:
     """One board mail to every player, each from that player's own side, to all their
     addresses (and `extra[seat]`, an unregistered address the seat's command came
     from), and one to each observer, as the public sees it. Comments on a private
-    action go only to the seats in `private`. A player's mail has a Reply-To of its own
+    action go only to the seats in `private`; `notes[seat]` goes to that seat alone,
+    after `note`. A player's mail has a Reply-To of its own
     (`replyto.py`): an answer holding just the next move plays it."""
     mail_subject = subject(record, state, new=new)
     players = {seat.user_id for seat in record.seats}
@@ -342,5 +351,6 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
         reply_to = reply_address(config, record, viewer) if viewer is not None else None
-        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=note), reply_to))
+        own = "\n".join(line for line in (note, (notes or {}).get(viewer, "")) if line)
+        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=own), reply_to))
     return mails

@@ -189,9 +189,10 @@ def test_help_on_an_account_command(server):
     assert body_of(reply) == (
         "signup USERID PASSWORD [ADDRESS ...]\n"
         "    open an account (addresses default to the one you write from)\n\n"
-        "A userid has 1 to 20 letters, digits, '_', '.' or '-'; a password 4 to 64\n"
-        "characters without spaces (case-sensitive). Each new address gets a mail\n"
-        "to confirm it (a reply does) before it receives anything else.\n")
+        "A userid has 1 to 20 ASCII letters (a-z, A-Z), digits, '_', '.' or '-'; a\n"
+        "password 4 to 64 characters without spaces (case-sensitive). Each new\n"
+        "address gets a mail to confirm it (a reply does) before it receives\n"
+        "anything else.\n")
 
 
 def test_help_on_a_two_word_command(server):
@@ -206,7 +207,7 @@ def test_help_on_a_game_command_is_case_insensitive(server):
         "pbmserv help",
         "GAME move BOARD USERID PASSWORD MOVE [#N]\n"
         "    make your move, or vote (#N: only if it is the N-th move on the board)\n\n"
-        "The #N guard keeps a re-sent or stale mail from playing twice.\n\n"
+        "The #N guard keeps a re-sent or stale mail from playing twice; every board\nmail says the number its next move takes (Next move: #N).\n\n"
         "In the games that allow votes, MOVE may also be:\n"
         "  propose  propose a draw (games that can end in a tie)\n"
         "  undo     propose to take back your last move and every move after it\n"
@@ -280,12 +281,16 @@ def test_signup_with_other_addresses_waits_for_their_confirmation(server):
     assert token not in wrong.body  # the token is masked in the quote
 
 
-@pytest.mark.parametrize("userid", ["a/b", "x" * 21, "bob@example.org"])
+BAD_USERIDS = {"a/b": "'a/b' cannot be a userid: use ASCII letters, digits, '_', '.' or '-'.",
+               "x" * 21: "'xxxxxxxxx...' cannot be a userid: it has 21 characters, at most 20.",
+               "bob@example.org": "'bob@examp...' cannot be a userid: use ASCII letters, digits, '_', '.' or '-'."}
+
+
+@pytest.mark.parametrize("userid", list(BAD_USERIDS))
 def test_signup_bad_userid(server, userid):
     reply = server.one(BOB, f"signup {userid} bob-pw")
     assert_error(reply, error_text(
-        f"'{userid}' cannot be a userid: use 1 to 20 letters, digits, '_', '.' or '-'.",
-        "Send: signup USERID PASSWORD [ADDRESS ...]",
+        BAD_USERIDS[userid], "Send: signup USERID PASSWORD [ADDRESS ...]",
         f"> signup {userid} {MASK}"), BOB)
     assert stored_user(server, userid) is None
 
@@ -361,12 +366,19 @@ def test_change_password(server):
     assert server.one(ALICE, "change password Alice new-pw newer-pw").subject == "pbmserv change password"
 
 
+def wrong_password(userid: str, left: int) -> str:
+    """What to do after a wrong password: `left` tries before the hour's lock (of 5)."""
+    return ("Send the command again with your password (passwords are case-sensitive).\n"
+            f"{left} {'try' if left == 1 else 'tries'} left: after 5 wrong passwords in an hour, commands with a "
+            "password are\nrefused for an hour.\n"
+            f"If you forgot your password, send: forgot {userid}")
+
+
 def test_change_password_wrong_password(server):
     server.signup("alice")
     reply = server.one(ALICE, "change password alice Alice-pw new-pw")
     assert_error(reply, error_text(
-        "Wrong password for alice.",
-        "Send the command again with your password (passwords are case-sensitive).",
+        "Wrong password for alice.", wrong_password("alice", 4),
         f"> Subject: change password alice {MASK} {MASK}"), ALICE)
     assert password_is(server, "alice", "alice-pw") and not password_is(server, "alice", "new-pw")
 
@@ -471,8 +483,7 @@ def test_change_address_wrong_password(server):
     server.signup("alice")
     reply = server.one(ALICE, "change address alice bob-pw alice@new.example")
     assert_error(reply, error_text(
-        "Wrong password for alice.",
-        "Send the command again with your password (passwords are case-sensitive).",
+        "Wrong password for alice.", wrong_password("alice", 4),
         f"> Subject: change address alice {MASK} alice@new.example"), ALICE)
     assert stored_user(server, "alice") == ("alice", [ALICE])
 
@@ -552,8 +563,7 @@ def test_message_wrong_password_and_unknown_sender(server):
     server.signup("alice", "bob")
     reply = server.one(ALICE, "message alice bob-pw bob", "hi")
     assert_error(reply, error_text(
-        "Wrong password for alice.",
-        "Send the command again with your password (passwords are case-sensitive).",
+        "Wrong password for alice.", wrong_password("alice", 4),
         f"> Subject: message alice {MASK} bob\n>\n> hi"), ALICE)
     reply = server.one(ALICE, "message zed zed-pw bob", "hi")
     assert_error(reply, error_text(
@@ -747,10 +757,9 @@ def test_command_from_an_unregistered_address_with_the_right_password(server):
 def test_errors_to_an_unregistered_address_quote_the_command_line_and_are_rate_limited(server):
     server.signup("alice")
     stranger = "stranger@example.net"
-    expected = error_text("Wrong password for alice.",
-                          "Send the command again with your password (passwords are case-sensitive).",
-                          f"> change password alice {MASK} {MASK}")
-    for _ in range(3):  # limits.unregistered_errors_per_day
+    for left in (4, 3, 2):  # limits.unregistered_errors_per_day
+        expected = error_text("Wrong password for alice.", wrong_password("alice", left),
+                              f"> change password alice {MASK} {MASK}")
         reply = server.one(stranger, "change password alice guess guessed", "I am alice, really.\nTrust me.")
         assert_error(reply, expected, stranger)
     assert server.send(stranger, "change password alice guess guessed") == []

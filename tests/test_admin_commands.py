@@ -254,7 +254,7 @@ def test_signoff_resigns_every_running_game_and_closes_the_account(server):
     server.send(CAROL, "wari challenge carol carol-pw alice")
     server.send(CAROL, "superwari challenge carol carol-pw bob")  # not alice's
     replies = server.send(ALICE, "signoff alice alice-pw", "Goodbye.")
-    table = "     alice   bob\n  1. resign\n"
+    table = "  alice      bob\n  #1 resign\n"
     superwari_note = "Game won by bob.\nalice resigned.\n\n" + table + "\n"
     comment = "\nalice writes:\nGoodbye.\n"
     assert [(r.subject, r.to) for r in replies] == [
@@ -267,7 +267,8 @@ def test_signoff_resigns_every_running_game_and_closes_the_account(server):
     assert body_of(replies[0]) == (
         "The account alice is closed.\n"
         "alice resigned on: Super-Wari board 101, Wari board 101.\n"
-        "Thank you for playing. To open the account again, write to the server's admins.\n")
+        "Thank you for playing.\n\n"
+        "This server has no admin, so nobody can be asked to open the account again.\n")
     assert body_of(replies[2]) == ("Summary of Super-Wari Board 101\n\n" + superwari_note
                                    + board("alice", "bob", "alice 0, bob 0") + comment)
     assert body_of(replies[1]) == ("Summary of Super-Wari Board 101\n\n" + superwari_note
@@ -289,7 +290,8 @@ def test_signoff_without_games_from_another_address(server):
     assert mails(replies) == [("pbmserv signoff", [STRANGER, ALICE], (
         "The account alice is closed.\n"
         "alice had no running games.\n"
-        "Thank you for playing. To open the account again, write to the server's admins.\n"))]
+        "Thank you for playing.\n\n"
+        "This server has no admin, so nobody can be asked to open the account again.\n"))]
 
 
 def test_signoff_with_a_wrong_password_changes_nothing(server):
@@ -298,7 +300,9 @@ def test_signoff_with_a_wrong_password_changes_nothing(server):
     before = snapshot(server)
     reply = server.one(ALICE, "signoff alice bob-pw")
     assert mails([reply]) == [("pbmserv error", [ALICE], error_text(
-        "Wrong password for alice.", "Send the command again with your password (passwords are case-sensitive).",
+        "Wrong password for alice.", "Send the command again with your password (passwords are case-sensitive).\n"
+        "4 tries left: after 5 wrong passwords in an hour, commands with a password are\n"
+        "refused for an hour.\nIf you forgot your password, send: forgot alice",
         f"> Subject: signoff alice {MASK}"))]
     assert snapshot(server) == before
 
@@ -339,6 +343,10 @@ def test_all_games_errors(server, subject, problem, instead):
 
 # --- abort ------------------------------------------------------------------------------------
 
+WRONG_CAROL = ("Send the command again with your password (passwords are case-sensitive).\n"
+               "4 tries left: after 5 wrong passwords in an hour, commands with a password are\n"
+               "refused for an hour.\nIf you forgot your password, send: forgot carol")
+
 
 def test_abort_by_an_admin_ends_the_board_without_result(admin_server):
     server = admin_server
@@ -346,7 +354,7 @@ def test_abort_by_an_admin_ends_the_board_without_result(admin_server):
     server.send(ALICE, "superwari move 101 alice alice-pw c")
     replies = server.send(CAROL, "ABORT SuperWari 101 CAROL carol-pw", "Abandoned for a month.")
     result = "Game aborted by carol: no result."
-    table = "     alice  bob\n  1. c\n"
+    table = "  alice  bob\n  #1 c\n"
     def after_c(top: str, top_row: str, bottom: str, bottom_row: str) -> str:
         return ("   h    g    f    e    d    c    b    a\n"
                 "+----+----+----+----+----+----+----+----+\n"
@@ -375,9 +383,9 @@ def test_abort_by_an_admin_ends_the_board_without_result(admin_server):
 
 @pytest.mark.parametrize("sender, args, problem, instead", [
     (BOB, "superwari 101 bob bob-pw", "Only admins may abort a board, and bob is not one.",
-     "Ask an admin of this server to do it."),
-    (CAROL, "superwari 101 carol bob-pw", "Wrong password for carol.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+     "Ask an admin of this server to do it: carol. Send:\n  message bob PASSWORD carol\n"
+     "with your request on the lines below it."),
+    (CAROL, "superwari 101 carol bob-pw", "Wrong password for carol.", WRONG_CAROL),
     (CAROL, "chess 101 carol carol-pw", "There is no game 'chess'.", "Send 'list' for the games of this server."),
     (CAROL, "superwari 999 carol carol-pw", "There is no Super-Wari board 999.",
      "Send 'superwari games' for the boards."),
@@ -407,7 +415,11 @@ def test_disable_and_enable_by_an_admin(admin_server):
     assert mails(replies) == [
         ("pbmserv disable", [CAROL], "The account bob is closed; bob was told.\n"),
         ("pbmserv disable", [BOB], ("The account bob was closed by carol, an admin of pbmserv@localhost.\n"
-                                    "Commands with its password are refused until an admin opens it again.\n")),
+                                    "Commands with its password are refused until an admin opens it again.\n\n"
+                                    "Ask an admin of this server to open it again: carol. Send from an open account\n"
+                                    "(sign up a new one if need be):\n"
+                                    "  message USERID PASSWORD carol\n"
+                                    "with your request on the lines below it.\n")),
     ]
     assert user_row(server, "bob")[0] is True
     reply = server.one(BOB, "superwari challenge bob bob-pw alice")
@@ -430,16 +442,18 @@ def test_disable_from_another_address_copies_the_admin(admin_server):
 
 @pytest.mark.parametrize("sender, subject, problem, instead", [
     (ALICE, "disable bob alice alice-pw", "Only admins may disable an account, and alice is not one.",
-     "Ask an admin of this server to do it."),
+     "Ask an admin of this server to do it: carol. Send:\n  message alice PASSWORD carol\n"
+     "with your request on the lines below it."),
     (ALICE, "enable bob alice alice-pw", "Only admins may enable an account, and alice is not one.",
-     "Ask an admin of this server to do it."),
-    (CAROL, "disable bob carol alice-pw", "Wrong password for carol.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+     "Ask an admin of this server to do it: carol. Send:\n  message alice PASSWORD carol\n"
+     "with your request on the lines below it."),
+    (CAROL, "disable bob carol alice-pw", "Wrong password for carol.", WRONG_CAROL),
     (CAROL, "disable nobody carol carol-pw", "There is no user nobody.",
      "Check the spelling of the userid and send: disable USERID ADMINID PASSWORD"),
     (CAROL, "enable bob carol carol-pw", "The account bob is open already.", "Nothing was changed."),
     (CAROL, "disable carol carol carol-pw", "An admin cannot close their own account.",
-     "Ask another admin, or send signoff."),
+     "This server has no other admin, so nobody can be asked to close it.\n"
+     "Or close it yourself: signoff carol PASSWORD"),
 ])
 def test_disable_and_enable_errors_change_nothing(admin_server, sender, subject, problem, instead):
     server = admin_server

@@ -42,6 +42,10 @@ def drawing(top: str, bottom: str, top_row=(3,) * 8, bottom_row=(3,) * 8) -> str
 
 
 AFTER_C = [3, 3, 0, 4, 4, 4, 3, 3]  # alice's row a..h after her c
+ONE_MOVE = "  alice  bob\n  #1 c\n"
+WRONG_BOB = ("Send the command again with your password (passwords are case-sensitive).\n"
+             "4 tries left: after 5 wrong passwords in an hour, commands with a password are\n"
+             "refused for an hour.\nIf you forgot your password, send: forgot bob")
 
 
 def board(status: str, top: str, bottom: str, top_row=(3,) * 8, bottom_row=(3,) * 8, moves: str = "",
@@ -87,7 +91,7 @@ def played(server):
 def test_decline_before_the_first_move_ends_the_board_with_no_result(played):
     replies = played.send(BOB, "superwari decline 101 bob bob-pw", "Sorry, no time this month.\n")
     over = "Game declined by bob: no result."
-    moves = "     alice  bob\n  1. c\n"
+    moves = ONE_MOVE
     comment = "bob writes:\nSorry, no time this month.\n"
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("Super-Wari Board 101 **", [ALICE], board(over, "bob", "alice", bottom_row=AFTER_C, moves=moves,
@@ -116,8 +120,7 @@ def test_decline_before_anyone_moved(server):
 
 DECLINE_ERRORS = [
     # (sender, command, problem, instead, whether the error shows the board)
-    (BOB, "superwari decline 101 bob alice-pw", "Wrong password for bob.",
-     "Send the command again with your password (passwords are case-sensitive).", True),
+    (BOB, "superwari decline 101 bob alice-pw", "Wrong password for bob.", WRONG_BOB, True),
     (CAROL, "superwari decline 101 carol carol-pw",
      "carol does not play on Super-Wari board 101; its players are alice, bob.",
      "Check the board number and the userid.", True),
@@ -131,8 +134,8 @@ DECLINE_ERRORS = [
      "Send: superwari decline BOARD USERID PASSWORD", False),
 ]
 # the board as alice and the public see it (alice at the bottom), bob to move
-BOB_TO_MOVE = board("It is bob's turn.", "bob", "alice", bottom_row=AFTER_C, moves="     alice  bob\n  1. c\n",
-                    extra=f"bob forfeits if no move by {sent(5) + timedelta(days=21):%Y-%m-%d %H:%M} UTC.\n")
+BOB_TO_MOVE = board("It is bob's turn.", "bob", "alice", bottom_row=AFTER_C, moves=ONE_MOVE,
+                    extra=f"Next move: #2\nbob forfeits if no move by {sent(5) + timedelta(days=21):%Y-%m-%d %H:%M} UTC.\n")
 
 
 @pytest.mark.parametrize("sender, command, problem, instead, shown", DECLINE_ERRORS)
@@ -164,7 +167,7 @@ def test_decline_on_a_finished_board(played):
         f"Super-Wari board 101 is over: {over}",
         "Start a new game with: superwari challenge USERID PASSWORD OPPONENT",
         f"> Subject: superwari decline 101 bob {MASK}",
-        board(over, "alice", "bob", top_row=AFTER_C[::-1], moves="     alice  bob\n  1. c\n")))
+        board(over, "alice", "bob", top_row=AFTER_C[::-1], moves=ONE_MOVE)))
     # nor can a resigned game be declined afterwards
     played.send(ALICE, "superwari challenge alice alice-pw bob")
     played.send(ALICE, "superwari resign 102 alice alice-pw")
@@ -188,10 +191,8 @@ Summary of Survive Board 101
 
 Waiting for: alice, carol.
 bob declined and left the game.
+Next move: #2
 Next deadline: {sent(4) + timedelta(days=3):%Y-%m-%d %H:%M} UTC (round 1 search).
-
-     alice   bob     carol
-  1.         resign
 
 Survive, round 1: search phase (deadline 3d from its start).
 Send your sealed order: search [stock CARDS] [discard CARDS].
@@ -301,8 +302,7 @@ def test_a_refusal_names_the_refusing_one_of_several_opponents(server):
      "To refuse them all, send: superwari refuse bob PASSWORD"),
     ("superwari limit bob bob-pw 2", "superwari welcome bob bob-pw", "bob accepts challenges of Super-Wari already.",
      "To refuse them all, send: superwari refuse bob PASSWORD"),
-    ("", "superwari refuse bob alice-pw", "Wrong password for bob.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+    ("", "superwari refuse bob alice-pw", "Wrong password for bob.", WRONG_BOB),
     ("", "superwari refuse bob bob-pw now", "superwari refuse: too many words for this command.",
      "Send: superwari refuse USERID PASSWORD"),
 ])

@@ -52,8 +52,8 @@ START_ALICE = drawing("bob", FULL, "alice", FULL)  # also the public view
 START_BOB = drawing("alice", FULL, "bob", FULL)
 AFTER_C_ALICE = drawing("bob", FULL, "alice", AFTER_C)  # also the public view
 AFTER_C_BOB = drawing("alice", AFTER_C[::-1], "bob", FULL)
-ONE_MOVE = "     alice  bob\n  1. c\n"
-C_THEN_FORFEIT = "     alice    bob\n  1. c        forfeit\n"
+ONE_MOVE = "  alice  bob\n  #1 c\n"
+C_THEN_FORFEIT = "  alice       bob\n  #1 c        #2 forfeit\n"
 
 
 def board(status: str, lines: list[str], picture: str, moves: str = "", title: str = "Super-Wari",
@@ -98,8 +98,9 @@ def shown(server, board_number: int = 101, game: str = "superwari") -> str:
 
 
 def deadline_part(text: str) -> list[str]:
-    """The lines of a board mail between the status line and the moves or drawing."""
-    return text.split("\n\n")[1].split("\n")[1:]
+    """The lines of a board mail between the status line and the moves or drawing, but
+    the "Next move: #N" line of a running board (tests/test_guidance.py)."""
+    return [line for line in text.split("\n\n")[1].split("\n")[1:] if not line.startswith("Next move: #")]
 
 
 def record_of(server, game: str = "superwari", number: int = 101) -> dict:
@@ -115,10 +116,11 @@ def count(server, model) -> int:
         return session.scalar(select(func.count()).select_from(model))
 
 
-def nag_mail(userid: str, since: datetime, lines: list[str], picture: str, moves: str = "") -> tuple:
+def nag_mail(userid: str, since: datetime, lines: list[str], picture: str, moves: str = "",
+             next_move: int = 2) -> tuple:
     return (f"Nag: Super-Wari Board 101 {userid}", [f"{userid}@example.org"],
-            board(f"It is {userid}'s turn.", [f"Reminder: it has been {userid}'s turn since {when(since)}."] + lines,
-                  picture, moves))
+            board(f"It is {userid}'s turn.", [f"Reminder: it has been {userid}'s turn since {when(since)}.",
+                                               f"Next move: #{next_move}"] + lines, picture, moves))
 
 
 def bob_forfeited(to: str, picture: str) -> tuple:
@@ -165,10 +167,12 @@ def test_the_configuration_sets_other_defaults(make_server):
 def test_a_challenge_sets_the_clocks_of_its_board(server):
     server.signup("alice", "bob", "carol")
     replies = server.send(ALICE, f"superwari challenge alice alice-pw bob {CLOCKS}")
-    line = [forfeits("alice", server.clock + 5 * DAY)]
+    line = ["Next move: #1", forfeits("alice", server.clock + 5 * DAY)]
+    challenged = ["alice challenged you to Super-Wari. Move, or decline:", "  superwari decline 101 bob PASSWORD",
+                  "Once it is your turn, a reply to this mail with just your move plays it."]
     assert mails(replies) == [
         ("New Super-Wari Board 101 alice", [ALICE], board("It is alice's turn.", line, START_ALICE)),
-        ("New Super-Wari Board 101 alice", [BOB], board("It is alice's turn.", line, START_BOB)),
+        ("New Super-Wari Board 101 alice", [BOB], board("It is alice's turn.", challenged + line, START_BOB)),
     ]
     record = record_of(server)
     assert (record["nag_after"], record["forfeit_after"], record["clocks"], record["due_at"]) == (
@@ -179,7 +183,7 @@ def test_a_challenge_sets_the_clocks_of_its_board(server):
 def test_every_game_without_deadlines_of_its_own_has_the_clocks(server, game, title):
     began = start(server, CLOCKS, game)
     text = shown(server, game=game)
-    assert text.split("\n")[:4] == [f"Summary of {title} Board 101", "", "It is alice's turn.",
+    assert text.split("\n")[:5] == [f"Summary of {title} Board 101", "", "It is alice's turn.", "Next move: #1",
                                     forfeits("alice", began + 5 * DAY)]
     nagged = wait_until(server, began + 2 * DAY)
     assert [(r.subject, r.to) for r in nagged] == [(f"Nag: {title} Board 101 alice", [ALICE])]
@@ -595,10 +599,10 @@ def test_replay_with_jumping_dates_nags_and_forfeits_the_same_every_time(tmp_pat
         (BOB, "Super-Wari Board 101", "Sat, 07 Nov 2026 09:00:00 +0000"),
     ]
     assert sent[4][3].startswith(board("It is alice's turn.", [
-        f"Reminder: it has been alice's turn since {when(naive)}.", forfeits("alice", naive + 5 * DAY)],
+        f"Reminder: it has been alice's turn since {when(naive)}.", "Next move: #1", forfeits("alice", naive + 5 * DAY)],
         START_ALICE))
     assert sent[7][3].startswith(board("Game won by bob.", ["alice forfeited: no move for 5 days."], START_BOB,
-                                       "     alice    bob\n  1. forfeit\n"))
+                                       "  alice       bob\n  #1 forfeit\n"))
     first, second = outbox(tmp_path / "first"), outbox(tmp_path / "second")
     assert len(first) == 9 and first == second
 

@@ -34,12 +34,14 @@ def forfeits(userid: str, turn_began: datetime, after: timedelta = FORFEIT_TIME)
 
 
 def summary(status: str, board: str, moves: str = "", note: str = "", comments: str = "",
-            title: str = "Super-Wari", number: int = 101, deadline: str = "") -> str:
-    """A board mail's text: summary line, status, [note], [deadline], [recent moves], board,
-    [comments]."""
+            title: str = "Super-Wari", number: int = 101, deadline: str = "", next_move: int = 0) -> str:
+    """A board mail's text: summary line, status, [note], [next move], [deadline], [recent
+    moves], board, [comments]."""
     text = f"Summary of {title} Board {number}\n\n{status}\n"
     if note:
         text += note + "\n"
+    if next_move:
+        text += f"Next move: #{next_move}\n"
     if deadline:
         text += deadline + "\n"
     if moves:
@@ -48,6 +50,20 @@ def summary(status: str, board: str, moves: str = "", note: str = "", comments: 
     if comments:
         text += "\n" + comments
     return text
+
+
+def challenged(challenger: str, userid: str, title: str = "Super-Wari", game: str = "superwari") -> str:
+    """The note of a new board's mail to a challenged player who is not to move."""
+    return (f"{challenger} challenged you to {title}. Move, or decline:\n"
+            f"  {game} decline 101 {userid} PASSWORD\n"
+            "Once it is your turn, a reply to this mail with just your move plays it.")
+
+
+def wrong_password(userid: str) -> str:
+    """What to do after a first wrong password (4 more before the hour's lock)."""
+    return ("Send the command again with your password (passwords are case-sensitive).\n"
+            "4 tries left: after 5 wrong passwords in an hour, commands with a password are\n"
+            f"refused for an hour.\nIf you forgot your password, send: forgot {userid}")
 
 
 def error(problem: str, instead: str, quoted: str, board: str = "") -> str:
@@ -63,6 +79,7 @@ START_ALICE = f"""\
 Summary of Super-Wari Board 101
 
 It is alice's turn.
+Next move: #1
 {forfeits("alice", sent(3))}
 
    h    g    f    e    d    c    b    a
@@ -82,6 +99,10 @@ START_BOB = f"""\
 Summary of Super-Wari Board 101
 
 It is alice's turn.
+alice challenged you to Super-Wari. Move, or decline:
+  superwari decline 101 bob PASSWORD
+Once it is your turn, a reply to this mail with just your move plays it.
+Next move: #1
 {forfeits("alice", sent(3))}
 
    h    g    f    e    d    c    b    a
@@ -101,10 +122,11 @@ AFTER_C_ALICE = f"""\
 Summary of Super-Wari Board 101
 
 It is bob's turn.
+Next move: #2
 {forfeits("bob", sent(4))}
 
-     alice  bob
-  1. c
+  alice  bob
+  #1 c
 
    h    g    f    e    d    c    b    a
 +----+----+----+----+----+----+----+----+
@@ -123,10 +145,11 @@ AFTER_C_BOB = f"""\
 Summary of Super-Wari Board 101
 
 It is bob's turn.
+Next move: #2
 {forfeits("bob", sent(4))}
 
-     alice  bob
-  1. c
+  alice  bob
+  #1 c
 
    h    g    f    e    d    c    b    a
 +----+----+----+----+----+----+----+----+
@@ -143,12 +166,13 @@ Take that.
 
 # after alice c, bob c: the board from each side, and the public view (alice at the bottom)
 ROWS_ALICE = ([3, 3, 4, 4, 4, 0, 3, 3], [3, 3, 0, 4, 4, 4, 3, 3])  # bob's row h..a, alice's row a..h
-TWO_MOVES = "     alice  bob\n  1. c      c\n"
+TWO_MOVES = "  alice  bob\n  #1 c   #2 c\n"
 BOARD_2_ALICE = drawing("bob", ROWS_ALICE[0], "alice", ROWS_ALICE[1])
 BOARD_2_BOB = drawing("alice", ROWS_ALICE[0], "bob", ROWS_ALICE[1])
 GAME_TURN = sent(6)  # the `game` fixture: 3 signups, the challenge, c, and bob's c, after which alice is to move
-SHOW_2 = summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES, deadline=forfeits("alice", GAME_TURN))
-SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES, deadline=forfeits("alice", GAME_TURN))
+SHOW_2 = summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES, deadline=forfeits("alice", GAME_TURN), next_move=3)
+SHOW_2_BOB = summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES, deadline=forfeits("alice", GAME_TURN),
+                     next_move=3)
 
 
 def opening(server) -> None:
@@ -328,11 +352,12 @@ def test_challenge_with_parameters(server):
     deadline = forfeits("alice", sent(3))
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("New Super-Wari Board 101 alice", [ALICE],
-         summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6), deadline=deadline)),
+         summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6), deadline=deadline, next_move=1)),
         ("New Super-Wari Board 101 alice", [BOB],
-         summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6), deadline=deadline)),
+         summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6), note=challenged("alice", "bob"),
+                 deadline=deadline, next_move=1)),
     ]
-    assert body_of(replies[0]).split("\n")[5:10] == [
+    assert body_of(replies[0]).split("\n")[6:11] == [
         "   f    e    d    c    b    a",
         "+----+----+----+----+----+----+",
         "|  4 |  4 |  4 |  4 |  4 |  4 |   bob",
@@ -360,10 +385,10 @@ def test_board_numbers_count_from_101_per_game_type(server):
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("New Wari Board 101 bob **", [BOB], summary("It is bob's turn.", drawing(
             "carol", [4] * 6, "bob", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari",
-            deadline=deadline)),
+            deadline=deadline, next_move=1)),
         ("New Wari Board 101 bob **", [CAROL], summary("It is bob's turn.", drawing(
-            "bob", [4] * 6, "carol", [4] * 6, "bob 0, carol 0"), comments="bob writes:\nClassic!\n", title="Wari",
-            deadline=deadline)),
+            "bob", [4] * 6, "carol", [4] * 6, "bob 0, carol 0"), note=challenged("bob", "carol", "Wari", "wari"),
+            comments="bob writes:\nClassic!\n", title="Wari", deadline=deadline, next_move=1)),
     ]
 
 
@@ -384,8 +409,7 @@ PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|
     ("alice alice-pw bob -pits=11", "-pits must be from 4 to 10, not 11.", CHALLENGE_USAGE),
     ("alice alice-pw bob -stones=0", "-stones must be from 1 to 6, not 0.", CHALLENGE_USAGE),
     ("alice alice-pw bob -pits=x", "-pits must be a whole number from 4 to 10, not 'x'.", CHALLENGE_USAGE),
-    ("alice bob-pw bob", "Wrong password for alice.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+    ("alice bob-pw bob", "Wrong password for alice.", wrong_password("alice")),
     ("zed zed-pw bob", "There is no user zed.",
      "Check the spelling of the userid, or sign up first: signup USERID PASSWORD"),
 ])
@@ -422,9 +446,11 @@ def test_wari_takes_the_deadline_parameters(server):
     replies = server.send(ALICE, "wari challenge alice alice-pw bob -forfeittime=2d -NAGTIME=off")
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("New Wari Board 101 alice", [ALICE], summary("It is alice's turn.", drawing("bob", [4] * 6, "alice", [4] * 6),
-                                                      title="Wari", deadline=forfeits("alice", sent(4), timedelta(days=2)))),
+                                                      title="Wari", deadline=forfeits("alice", sent(4), timedelta(days=2)),
+                                                      next_move=1)),
         ("New Wari Board 101 alice", [BOB], summary("It is alice's turn.", drawing("alice", [4] * 6, "bob", [4] * 6),
-                                                    title="Wari", deadline=forfeits("alice", sent(4), timedelta(days=2)))),
+                                                    note=challenged("alice", "bob", "Wari", "wari"), title="Wari",
+                                                    deadline=forfeits("alice", sent(4), timedelta(days=2)), next_move=1)),
     ]
     with server.sessions() as session:
         record = find_game(session, "wari", 101)
@@ -474,9 +500,9 @@ def test_move_sends_the_new_board_to_both_players(server):
     deadline = forfeits("alice", sent(5))
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
         ("Super-Wari Board 101 alice", [ALICE], summary("It is alice's turn.", BOARD_2_ALICE, TWO_MOVES,
-                                                        deadline=deadline)),
+                                                        deadline=deadline, next_move=3)),
         ("Super-Wari Board 101 alice", [BOB], summary("It is alice's turn.", BOARD_2_BOB, TWO_MOVES,
-                                                      deadline=deadline)),
+                                                      deadline=deadline, next_move=3)),
     ]
 
 
@@ -496,10 +522,12 @@ def test_recent_moves_table_keeps_the_last_ten_rows(server):
         assert len(replies) == 2
     assert engine.result(state) is None
     lines = body_of(replies[0]).split("\n")
-    table = lines[lines.index("     alice  bob"):lines.index("     alice  bob") + 12]
-    pairs = [played[i:i + 2] for i in range(0, 23, 2)]
-    expected = [("%3d. " % (i + 1) + "  ".join(m.ljust(5) for m in pair)).rstrip() for i, pair in enumerate(pairs)]
-    assert table == ["     alice  bob", *expected[-10:], ""]
+    table = lines[lines.index("  alice  bob"):lines.index("  alice  bob") + 12]
+    # each cell carries the move's number, as the #N guard counts it: "#23 a"
+    cells = [f"#{number} {move}".ljust(7) for number, move in enumerate(played, start=1)]
+    expected = [("  " + "".join(cells[i:i + 2])).rstrip() for i in range(0, 23, 2)]
+    assert table == ["  alice  bob", *expected[-10:], ""]
+    assert lines[3] == "Next move: #24"
 
 
 @pytest.mark.parametrize("move", ["d #3", "d#3", "D  #3"])
@@ -521,7 +549,7 @@ def test_move_guard_wrong_number(game, sender, userid, sent, number):
     reply = game.one(sender, f"superwari move 101 {userid} {userid}-pw {sent}")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [sender], error(
         f"Move c received as move #{number}, but the next move on board 101 is #3.",
-        "Look at the board below, then send your move again with the right number or none.",
+        f"Look at the board below. If c is still your move, send:\n  superwari move 101 {userid} PASSWORD c #3",
         f"> Subject: superwari move 101 {userid} {MASK} {sent}", SHOW_2 if userid == "alice" else SHOW_2_BOB))
     assert_unchanged(game)
 
@@ -535,7 +563,7 @@ def test_move_guard_error_text_of_the_design(server):
         reply = server.one(BOB, f"superwari move 101 bob bob-pw {guard}")
         assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [BOB], error(
             "Move c received as move #3, but the next move on board 101 is #2.",
-            "Look at the board below, then send your move again with the right number or none.",
+            "Look at the board below. If c is still your move, send:\n  superwari move 101 bob PASSWORD c #2",
             f"> Subject: superwari move 101 bob {MASK} {guard}", board))
     assert move_count(server) == 1
     assert [r.subject for r in server.send(BOB, "superwari move 101 bob bob-pw c#2")] == [
@@ -566,8 +594,7 @@ def test_not_a_board_number(game, board):
 def test_move_wrong_password_shows_the_public_board(game):
     reply = game.one(BOB, "superwari move 101 bob alice-pw a")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [BOB], error(
-        "Wrong password for bob.", "Send the command again with your password (passwords are case-sensitive).",
-        f"> Subject: superwari move 101 bob {MASK} a", SHOW_2))
+        "Wrong password for bob.", wrong_password("bob"), f"> Subject: superwari move 101 bob {MASK} a", SHOW_2))
     assert_unchanged(game)
 
 
@@ -598,16 +625,16 @@ def test_move_out_of_turn_shows_the_senders_side(game):
 
 
 @pytest.mark.parametrize("move, why", [
-    ("c", "pit c is empty"),
-    ("C", "pit c is empty"),
-    ("k", "there is no pit k (your pits are a–h)"),
-    ("zz", '"zz" is not a pit; send the letter of one of your pits, a–h'),
-    ("c d", '"c d" is not a pit; send the letter of one of your pits, a–h'),
+    ("c", "pit c is empty."),
+    ("C", "pit c is empty."),
+    ("k", "there is no pit k (your pits are a–h)."),
+    ("zz", '"zz" is not a pit; send the letter of one\nof your pits, a–h.'),  # within 78 columns
+    ("c d", '"c d" is not a pit; send the letter of one\nof your pits, a–h.'),
 ])
 def test_illegal_move(game, move, why):
     reply = game.one(ALICE, f"superwari move 101 alice alice-pw {move}")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [ALICE], error(
-        f"Move {move} is not legal on board 101: {why}.",
+        f"Move {move} is not legal on board 101: {why}",
         "Send instead: superwari move 101 alice PASSWORD MOVE\nwhere MOVE is one of: a, b, d, e, f, g, h.",
         f"> Subject: superwari move 101 alice {MASK} {move}", SHOW_2))
     assert_unchanged(game)
@@ -619,7 +646,7 @@ def test_illegal_move_problem_is_a_sentence(game):
 
 
 STARVING_BOARD = summary("It is alice's turn.", drawing("bob", [0, 2, 2, 2], "alice", [3, 1, 3, 3]),
-                         "     alice  bob\n  1. b      d\n", deadline=forfeits("alice", sent(5)))
+                         "  alice  bob\n  #1 b   #2 d\n", deadline=forfeits("alice", sent(5)), next_move=3)
 
 
 @pytest.fixture
@@ -637,8 +664,8 @@ def test_starving_move_is_refused(starving):
     lines = body_of(reply).split("\n")
     assert reply.subject == "Super-Wari Board 101 Error"
     assert lines[0].startswith("Move d is not legal on board 101: that move would leave ")
-    assert lines[0].endswith(" with no stones; you must play a, b or c.")
-    assert "\n".join(lines[1:]) == error(
+    assert lines[1] == "you must play a, b or c."  # the problem is wrapped to 78 columns
+    assert "\n".join(lines[2:]) == error(
         "", "Send instead: superwari move 101 alice PASSWORD MOVE\nwhere MOVE is one of: a, b, c.",
         f"> Subject: superwari move 101 alice {MASK} d", STARVING_BOARD)[1:]
     assert body_of(starving.one(CAROL, "superwari show 101")) == STARVING_BOARD
@@ -646,14 +673,14 @@ def test_starving_move_is_refused(starving):
 
 def test_starving_error_names_the_opponent(starving):
     reply = starving.one(ALICE, "superwari move 101 alice alice-pw d")
-    assert body_of(reply).split("\n")[0] == (
-        "Move d is not legal on board 101: that move would leave bob with no stones; you must play a, b or c.")
+    assert body_of(reply).split("\n")[:2] == [
+        "Move d is not legal on board 101: that move would leave bob with no stones;", "you must play a, b or c."]
 
 
 def test_move_on_a_finished_game(game):
     game.send(BOB, "superwari resign 101 bob bob-pw")
     reply = game.one(ALICE, "superwari move 101 alice alice-pw a #4")
-    over = summary("Game won by alice.", BOARD_2_ALICE, "     alice   bob\n  1. c       c\n  2.         resign\n")
+    over = summary("Game won by alice.", BOARD_2_ALICE, "  alice      bob\n  #1 c       #2 c\n             #3 resign\n")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [ALICE], error(
         "Super-Wari board 101 is over: Game won by alice.",
         "Start a new game with: superwari challenge USERID PASSWORD OPPONENT",
@@ -720,7 +747,7 @@ def test_show_after_n_moves(game):
     reply = game.one(ALICE, "superwari show 101#0")
     assert (reply.subject, body_of(reply)) == ("Super-Wari Board 101 alice", start)
     one = summary("It is bob's turn.", drawing("bob", [3] * 8, "alice", [3, 3, 0, 4, 4, 4, 3, 3]),
-                  "     alice  bob\n  1. c\n", note="Position after move 1 of 2.")
+                  "  alice  bob\n  #1 c\n", note="Position after move 1 of 2.")
     for command in ("superwari show 101 #1", "superwari show 101#1"):
         assert body_of(game.one(ALICE, command)) == one
     assert body_of(game.one(ALICE, "superwari show 101 #1 legal")) == one + "\nLegal moves for bob: a, b, c, d, e, f, g, h\n"
@@ -762,8 +789,7 @@ def test_showas_is_the_players_own_side(game):
 
 
 @pytest.mark.parametrize("args, problem, instead", [
-    ("101 bob alice-pw", "Wrong password for bob.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+    ("101 bob alice-pw", "Wrong password for bob.", wrong_password("bob")),
     ("101 carol carol-pw", "carol does not play on Super-Wari board 101; its players are alice, bob.",
      "Check the board number and the userid."),
 ])
@@ -779,7 +805,7 @@ def test_showas_errors_show_the_public_board(game, args, problem, instead):
 
 def test_resign_ends_the_game(game):
     replies = game.send(ALICE, "superwari resign 101 alice alice-pw", "Well played.")
-    table = "     alice   bob\n  1. c       c\n  2. resign\n"
+    table = "  alice      bob\n  #1 c       #2 c\n  #3 resign\n"
     comments = "alice writes:\nWell played.\n"
     note = "alice resigned."
     assert [(r.subject, r.to, body_of(r)) for r in replies] == [
@@ -799,8 +825,7 @@ def test_resign_ends_the_game(game):
 
 
 @pytest.mark.parametrize("sender, args, problem, instead", [
-    (ALICE, "101 alice bob-pw", "Wrong password for alice.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+    (ALICE, "101 alice bob-pw", "Wrong password for alice.", wrong_password("alice")),
     (CAROL, "101 carol carol-pw", "carol does not play on Super-Wari board 101; its players are alice, bob.",
      "Check the board number and the userid."),
 ])

@@ -14,7 +14,7 @@ ALICE = "alice@example.org"
 
 MOVE_TOPIC = (
     "make your move, or vote (#N: only if it is the N-th move on the board)\n\n"
-    "The #N guard keeps a re-sent or stale mail from playing twice.\n\n")
+    "The #N guard keeps a re-sent or stale mail from playing twice; every board\nmail says the number its next move takes (Next move: #N).\n\n")
 
 
 @pytest.fixture

@@ -113,7 +113,9 @@ def test_subscribe_from_another_address_answers_it_and_the_registered_one(server
     (DAVE, "102 dave dave-pw", "Super-Wari board 102 is over: Game won by alice.",
      "Send 'superwari games' for the running boards you could watch."),
     (DAVE, "101 dave carol-pw", "Wrong password for dave.",
-     "Send the command again with your password (passwords are case-sensitive)."),
+     "Send the command again with your password (passwords are case-sensitive).\n"
+     "4 tries left: after 5 wrong passwords in an hour, commands with a password are\n"
+     "refused for an hour.\nIf you forgot your password, send: forgot dave"),
     (DAVE, "999 dave dave-pw", "There is no Super-Wari board 999.", "Send 'superwari games' for the boards."),
 ])
 def test_subscribe_errors_change_nothing(board, sender, args, problem, instead):
@@ -170,7 +172,7 @@ def test_observer_gets_the_forfeit_by_deadline(server):
                               ("Super-Wari Board 101", [CAROL])]
     observer = body_of(replies[2])
     assert observer.startswith("Summary of Super-Wari Board 101\n\nGame won by alice.\n"
-                               "bob forfeited: no move for 3 days.\n\n     alice    bob\n  1. c        forfeit\n")
+                               "bob forfeited: no move for 3 days.\n\n  alice       bob\n  #1 c        #2 forfeit\n")
     assert observer == body_of(replies[0])
     assert observer == shown(server).replace("alice.\n", "alice.\nbob forfeited: no move for 3 days.\n", 1)
 
@@ -399,7 +401,7 @@ def test_an_observer_gets_the_board_mail_over_smtp(tmp_path, serve_url):
         (ALICE, "Super-Wari Board 101 bob **"), (BOB, "Super-Wari Board 101 bob **"),
         (CAROL, "Super-Wari Board 101 bob **")]
     alice, observer = (r.get_payload(decode=True).decode() for r in (replies[6], replies[8]))
-    assert observer == alice and "\n  1. c\n" in observer and "\nalice writes:\nWatch this.\n" in observer
+    assert observer == alice and "\n  #1 c\n" in observer and "\nalice writes:\nWatch this.\n" in observer
     assert replies[5].get_payload(decode=True).decode().startswith(
         "You watch Super-Wari board 101 now: every board mail of it comes to you too.\n")
     for reply in replies:

@@ -43,7 +43,8 @@ def check(replies) -> None:
     assert "\nPreview after c; a; d: nothing was played.\n" in preview
     auto = replies[9].get_payload(decode=True).decode()
     assert "\nbob's queued move was played (auto).\n" in auto
-    assert "\n  1. c         a (auto)\n" in auto
+    assert "\n  #1 c         #2 a (auto)\n" in auto
+    assert "\nNext move: #3\n" in auto
 
 
 def test_move_helpers_through_replay(tmp_path, monkeypatch, capsys):

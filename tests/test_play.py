@@ -53,19 +53,20 @@ def test_recent_moves_start_a_new_row_when_a_seat_acts_again(monkeypatch):
               (0, "move", "d"), (2, "move", "e"), (1, "resign", "resign"), (0, "move", "f")], start=1)]
     record = board(monkeypatch, set())
     record.moves = moves
-    assert play.recent_moves(record, 10, viewer=1) == [(1, ["a", "b", "c"]), (2, ["d", "", "e"]),
-                                                       (3, ["", "resign", ""]), (4, ["f", "", ""])]
-    assert play.recent_moves(record, 2, viewer=1) == [(3, ["", "resign", ""]), (4, ["f", "", ""])]
-    assert play.recent_moves(record, 10, upto=2, viewer=1) == [(1, ["a", "b", ""])]
+    # each cell carries the number the #N guard counts: the timeout (#3) has one too
+    assert play.recent_moves(record, 10, viewer=1) == [["#1 a", "#2 b", "#4 c"], ["#5 d", "", "#6 e"],
+                                                       ["", "#7 resign", ""], ["#8 f", "", ""]]
+    assert play.recent_moves(record, 2, viewer=1) == [["", "#7 resign", ""], ["#8 f", "", ""]]
+    assert play.recent_moves(record, 10, upto=2, viewer=1) == [["#1 a", "#2 b", ""]]
 
 
 def test_moves_read_as_each_viewer_may_read_them_with_userids_for_seats(monkeypatch):
     record = board(monkeypatch, set())
     record.moves = [SimpleNamespace(number=1, seat=0, kind="move", move="give {seat2} W", auto=False),
                     SimpleNamespace(number=2, seat=1, kind="move", move="search stock F", auto=False)]
-    assert play.recent_moves(record, 10, viewer=1) == [(1, ["give cid W", "search stock F", ""])]
-    assert play.recent_moves(record, 10, viewer=0) == [(1, ["give cid W", "(sealed)", ""])]
-    assert play.recent_moves(record, 10) == [(1, ["give cid W", "(sealed)", ""])]
+    assert play.recent_moves(record, 10, viewer=1) == [["#1 give cid W", "#2 search stock F", ""]]
+    assert play.recent_moves(record, 10, viewer=0) == [["#1 give cid W", "#2 (sealed)", ""]]
+    assert play.recent_moves(record, 10) == [["#1 give cid W", "#2 (sealed)", ""]]
 
 
 def test_userids_in_moves_become_seats_and_back():

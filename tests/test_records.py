@@ -260,7 +260,9 @@ def test_the_final_board_mail_is_the_complete_game_record(server):
     state = game.setup(2, {p.name: p.default for p in game.params}, None)
     for number, move in enumerate(moves):
         game.apply(state, number % 2, move, None)
-    table = ["     alice  bob"] + [f"{row + 1:3d}. {moves[2 * row]:<7}{moves[2 * row + 1]}" for row in range(27)]
+    # each cell carries its move's number, as the #N guard counts it
+    table = ["  alice  bob"] + [f"  {f'#{2 * row + 1} {moves[2 * row]}':<7}#{2 * row + 2} {moves[2 * row + 1]}"
+                                for row in range(27)]
     replies = []
     for message in mails[:-1]:  # all but the closing `show`
         replies = server.send_raw(message.as_bytes())

@@ -52,10 +52,12 @@ def board(viewer: str, alice: list[int], bob: list[int]) -> str:
 
 
 def summary(status: str, drawn: str, moves: str = "", note: str = "", deadline: str = "",
-            comments: str = "") -> str:
+            comments: str = "", next_move: int = 0) -> str:
     text = f"Summary of Super-Wari Board 101\n\n{status}\n"
     if note:
         text += note + "\n"
+    if next_move:  # the #N of a running board's next move
+        text += f"Next move: #{next_move}\n"
     if deadline:
         text += deadline + "\n"
     if moves:
@@ -82,17 +84,17 @@ START = [3] * 8
 P2 = [3, 3, 0, 4, 4, 4, 3, 3]  # alice's and bob's rows after alice c, bob c
 ALICE_A = [0, 4, 1, 5, 4, 4, 3, 3]  # alice's row after her a from P2
 BOB_D = [3, 3, 0, 0, 5, 5, 4, 4]  # bob's row after his d from P2
-TWO = "     alice  bob\n  1. c      c\n"
-THREE = "     alice  bob\n  1. c      c\n  2. a\n"
+TWO = "  alice  bob\n  #1 c   #2 c\n"
+THREE = "  alice  bob\n  #1 c   #2 c\n  #3 a\n"
 TURN = sent(6)  # when alice's turn began in the `game` fixture
-SHOW_2 = summary("It is alice's turn.", board("alice", P2, P2), TWO, deadline=forfeits("alice", TURN))
-SHOW_2_BOB = summary("It is alice's turn.", board("bob", P2, P2), TWO, deadline=forfeits("alice", TURN))
+SHOW_2 = summary("It is alice's turn.", board("alice", P2, P2), TWO, deadline=forfeits("alice", TURN), next_move=3)
+SHOW_2_BOB = summary("It is alice's turn.", board("bob", P2, P2), TWO, deadline=forfeits("alice", TURN), next_move=3)
 
 
 def after_a(viewer: str, comment: str = "", when: int = 7) -> str:
     """The board mail after alice's a from the `game` fixture, sent as mail `when`."""
     return summary("It is bob's turn.", board(viewer, ALICE_A, P2), THREE, deadline=forfeits("bob", sent(when)),
-                   comments=f"alice writes:\n{comment}\n" if comment else "")
+                   comments=f"alice writes:\n{comment}\n" if comment else "", next_move=4)
 
 
 NOT_LEGAL_C = ("Move c is not legal on board 101: pit c is empty.",
@@ -317,7 +319,7 @@ def test_the_reply_address_stops_working_when_the_game_ends(game):
     game.send(BOB, "superwari resign 101 bob bob-pw")
     reply, = to_address(game, ALICE, game.address["alice"], "a")
     over = summary("Game won by alice.", board("alice", P2, P2),
-                   "     alice   bob\n  1. c       c\n  2.         resign\n")
+                   "  alice      bob\n  #1 c       #2 c\n             #3 resign\n")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [ALICE], error(
         "Super-Wari board 101 is over: Game won by alice.",
         "Start a new game with: superwari challenge USERID PASSWORD OPPONENT", "> Subject: a", over))
@@ -352,7 +354,7 @@ def test_the_nag_mail_can_be_answered_with_the_move(game):
         "Nag: Super-Wari Board 101 alice", [ALICE], game.address["alice"])
     assert body_of(nag) == summary("It is alice's turn.", board("alice", P2, P2), TWO,
                                    note="Reminder: it has been alice's turn since 2026-11-01 12:06 UTC.",
-                                   deadline=forfeits("alice", TURN))
+                                   deadline=forfeits("alice", TURN), next_move=3)
     replies = to_address(game, ALICE, nag.message["Reply-To"], "Re: Nag: Super-Wari Board 101 alice",
                          "a\nSorry, I was away.\n")
     assert [(r.subject, r.to) for r in replies] == [("Super-Wari Board 101 bob **", [ALICE]),
@@ -480,9 +482,9 @@ def test_a_queued_move_is_played_when_the_turn_comes(game):
     assert pending(game) == [(1, "queue", "d")]
     # alice plays by reply; bob's queued move follows at once
     replies = to_address(game, ALICE, game.address["alice"], "Re: Super-Wari Board 101 alice", "a\nMy move.\n")
-    auto = summary("It is alice's turn.", "{}", "     alice     bob\n  1. c         c\n  2. a         d (auto)\n",
+    auto = summary("It is alice's turn.", "{}", "  alice        bob\n  #1 c         #2 c\n  #3 a         #4 d (auto)\n",
                    note="bob's queued move was played (auto).", deadline=forfeits("alice", sent(8)),
-                   comments="bob writes:\nQueued for you.\n")
+                   comments="bob writes:\nQueued for you.\n", next_move=5)
     assert mails(replies) == [
         ("Super-Wari Board 101 bob **", [ALICE], after_a("alice", "My move.", when=8)),
         ("Super-Wari Board 101 bob **", [BOB], after_a("bob", "My move.", when=8)),
@@ -505,7 +507,7 @@ def test_a_queued_move_that_is_illegal_by_then_is_dropped_and_its_player_told(ga
         ("Super-Wari Board 101 bob", [BOB], summary(
             "It is bob's turn.", board("bob", ALICE_A, P2), THREE,
             note="Your queued move c could not be played: pit c is empty. It is your turn: send your move.",
-            deadline=forfeits("bob", sent(8)))),
+            deadline=forfeits("bob", sent(8)), next_move=4)),
     ]
     assert replies[2].message["Reply-To"] == game.address["bob"]
     assert pending(game) == [] and move_count(game) == 3

@@ -65,7 +65,8 @@ def board(state: SurvivalState, seat: int | None = None) -> str:
 def test_metadata():
     assert (SURVIVAL.name, SURVIVAL.title, SURVIVAL.template) == ("survival", "Survival", "survival.txt")
     assert (SURVIVAL.min_players, SURVIVAL.max_players, SURVIVAL.params) == (2, 2, ())
-    assert "C3/NE" in SURVIVAL.move_syntax and "\n" not in SURVIVAL.move_syntax
+    # no example cell in the syntax: errors show it, and any one cell may be taken
+    assert SURVIVAL.move_syntax.endswith(": CELL/DIRECTION") and "\n" not in SURVIVAL.move_syntax
     assert SURVIVAL.summary and "\n" not in SURVIVAL.summary
 
 
@@ -515,7 +516,8 @@ def test_the_full_board_game_by_mail_with_every_spelling_and_a_wrong_move(tmp_pa
     sent = replies(tmp_path / "out")
     errors = [body for _to, subject, body in sent if "rror" in subject]
     assert len(errors) == 1
-    assert "C3 is not on the ray of your last piece (B2 pointing S): you may place on B3 or B4" in errors[0]
+    assert errors[0].startswith("Move C3/N is not legal on board 101: C3 is not on the ray of your last piece\n"
+                                "(B2 pointing S): you may place on B3 or B4.\n")
     final = [body for _to, subject, body in sent if subject == "Survival Board 101"]
     assert len(final) == 3
     board_part = final[-1].split("\n-- \n")[0].rstrip("\n")

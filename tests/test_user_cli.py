@@ -68,7 +68,9 @@ def test_user_add_makes_an_admin_with_confirmed_addresses_from_a_password_on_std
     (("bob", "bob@example.org"), b"\xff\xfepass\n", "The password on standard input is not UTF-8 text."),
     (("all", "bob@example.org"), b"secret\n", "'all' cannot be a userid: the word is used in board subjects."),
     (("bob smith", "bob@example.org"), b"secret\n",
-     "'bob smith' cannot be a userid: use 1 to 20 letters, digits, '_', '.' or '-'."),
+     "'bob smith' cannot be a userid: use ASCII letters, digits, '_', '.' or '-'."),
+    (("bäb", "bob@example.org"), b"secret\n", "'bäb' cannot be a userid: use ASCII letters, digits, '_', '.' or '-'."),
+    (("b" * 21, "bob@example.org"), b"secret\n", "'bbbbbbbbb...' cannot be a userid: it has 21 characters, at most 20."),
 ])
 def test_user_add_refuses_what_signup_refuses_in_one_line_with_exit_2(admin_cli, args, stdin, problem):
     code, out, err = admin_cli("user", "add", *args, stdin=stdin)

@@ -35,9 +35,11 @@ def forfeits(userid: str, turn_began: int) -> str:
     return f"{userid} forfeits if no move by {sent(turn_began) + FORFEIT_TIME:%Y-%m-%d %H:%M} UTC."
 
 
-def summary(status: str, board: str, moves: str = "", note: str = "", deadline: str = "", comments: str = "") -> str:
+def summary(status: str, board: str, moves: str = "", note: str = "", deadline: str = "", comments: str = "",
+            next_move: int = 0) -> str:
+    """A board mail: `next_move` is the #N a running board's next move takes."""
     text = f"Summary of Super-Wari Board 101\n\n{status}\n"
-    for line in (note, deadline):
+    for line in (note, f"Next move: #{next_move}" if next_move else "", deadline):
         text += line + "\n" if line else ""
     text += ("\n" + moves if moves else "") + "\n" + board
     return text + ("\n" + comments if comments else "")
@@ -60,8 +62,8 @@ def sides(rows: tuple[list[int], list[int]]) -> dict[str, str]:
 
 
 BOARDS = {"": sides((START, START)), "c c": sides(AFTER_C_C), "c c d": sides(AFTER_D)}
-TWO_MOVES = "     alice  bob\n  1. c      c\n"
-THREE_MOVES = TWO_MOVES + "  2. d\n"
+TWO_MOVES = "  alice  bob\n  #1 c   #2 c\n"
+THREE_MOVES = TWO_MOVES + "  #3 d\n"
 TURN_BEGAN = 6  # the `game` fixture: 3 signups, the challenge, c, c; then alice is to move
 
 
@@ -105,9 +107,9 @@ def test_propose_mails_every_player_the_pending_vote(game):
     note = f"alice proposes a draw. {ANSWER}"
     assert mails(replies) == [
         ("Super-Wari Board 101 alice **", [ALICE], summary("It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES,
-                                                           note, deadline, "alice writes:\nA draw?\n")),
+                                                           note, deadline, "alice writes:\nA draw?\n", 3)),
         ("Super-Wari Board 101 alice **", [BOB], summary("It is alice's turn.", BOARDS["c c"]["bob"], TWO_MOVES,
-                                                         note, deadline, "alice writes:\nA draw?\n")),
+                                                         note, deadline, "alice writes:\nA draw?\n", 3)),
     ]
     assert record_row(game) == ({"kind": "draw", "by": 0, "accepted": []}, LOG_2, "active", "")
 
@@ -116,7 +118,8 @@ def test_a_player_may_propose_when_it_is_not_their_turn(game):
     replies = vote(game, "bob", "Propose")
     assert [r.subject for r in replies] == ["Super-Wari Board 101 alice"] * 2
     lines = body_of(replies[1]).split("\n")
-    assert lines[2:6] == ["It is alice's turn.", f"bob proposes a draw. {ANSWER}", forfeits("alice", TURN_BEGAN),
+    assert lines[2:7] == ["It is alice's turn.", f"bob proposes a draw. {ANSWER}", "Next move: #3",
+                          forfeits("alice", TURN_BEGAN),
                           "Vote: bob proposes a draw; waiting for alice to accept or reject."]
     assert record_row(game)[0] == {"kind": "draw", "by": 1, "accepted": []}
 
@@ -150,9 +153,9 @@ def test_reject_cancels_the_vote(game):
     deadline = forfeits("alice", TURN_BEGAN)
     assert mails(replies) == [
         ("Super-Wari Board 101 alice", [ALICE], summary("It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES,
-                                                        note, deadline)),
+                                                        note, deadline, next_move=3)),
         ("Super-Wari Board 101 alice", [BOB], summary("It is alice's turn.", BOARDS["c c"]["bob"], TWO_MOVES,
-                                                      note, deadline)),
+                                                      note, deadline, next_move=3)),
     ]
     assert record_row(game) == (None, LOG_2, "active", "")
     # the next vote may come at once, from either side
@@ -167,18 +170,19 @@ def test_a_move_cancels_a_pending_vote(game):
     note = "alice's move cancelled bob's proposal of a draw."
     assert mails(replies) == [
         ("Super-Wari Board 101 bob", [ALICE], summary("It is bob's turn.", BOARDS["c c d"]["alice"], THREE_MOVES,
-                                                      note, deadline)),
+                                                      note, deadline, next_move=4)),
         ("Super-Wari Board 101 bob", [BOB], summary("It is bob's turn.", BOARDS["c c d"]["bob"], THREE_MOVES,
-                                                    note, deadline)),
+                                                    note, deadline, next_move=4)),
     ]
     assert record_row(game) == (None, LOG_2 + [(3, 0, "move", "d")], "active", "")
 
 
 def test_a_vote_takes_the_guard_of_the_next_move(game):
     reply = game.one(ALICE, "superwari move 101 alice alice-pw propose #4")
-    assert body_of(reply).split("\n")[:2] == [
+    assert body_of(reply).split("\n")[:3] == [
         "Move propose received as move #4, but the next move on board 101 is #3.",
-        "Look at the board below, then send your move again with the right number or none."]
+        "Look at the board below. If propose is still your move, send:",
+        "  superwari move 101 alice PASSWORD propose #3"]
     assert record_row(game) == (None, LOG_2, "active", "")
     assert len(vote(game, "alice", "propose #3")) == 2
     assert len(vote(game, "bob", "Accept#3")) == 2
@@ -196,19 +200,19 @@ def test_undo_takes_back_the_proposers_last_move(game):
                 + "Vote: alice proposes to take back the moves from move 3 on; waiting for bob to accept or reject.")
     assert mails(replies) == [
         ("Super-Wari Board 101 bob", [ALICE], summary("It is bob's turn.", BOARDS["c c d"]["alice"], THREE_MOVES,
-                                                      note, deadline)),
+                                                      note, deadline, next_move=4)),
         ("Super-Wari Board 101 bob", [BOB], summary("It is bob's turn.", BOARDS["c c d"]["bob"], THREE_MOVES,
-                                                    note, deadline)),
+                                                    note, deadline, next_move=4)),
     ]
     assert record_row(game)[0] == {"kind": "undo", "by": 0, "accepted": [], "move": 3}
     replies = vote(game, "bob", "accept")
     note = "bob accepted: the moves from move 3 on were taken back."
     deadline = forfeits("alice", TURN_BEGAN + 3)  # alice's turn again, from now
-    assert mails(replies) == [
+    assert mails(replies) == [  # the logged undo is move #4
         ("Super-Wari Board 101 alice", [ALICE], summary("It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES,
-                                                        note, deadline)),
+                                                        note, deadline, next_move=5)),
         ("Super-Wari Board 101 alice", [BOB], summary("It is alice's turn.", BOARDS["c c"]["bob"], TWO_MOVES,
-                                                      note, deadline)),
+                                                      note, deadline, next_move=5)),
     ]
     assert record_row(game) == (None, LOG_2 + [(3, 0, "move", "d"), (4, 0, "undo", "3")], "active", "")
     assert replays_to_the_stored_state(game)
@@ -223,7 +227,8 @@ def test_show_of_old_positions_after_an_undo(game):
     assert body_of(game.one(CAROL, "superwari show 101#4")) == summary(
         "It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES, "Position after move 4 of 4.")
     assert body_of(game.one(CAROL, "superwari show 101")) == summary(
-        "It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES, deadline=forfeits("alice", TURN_BEGAN + 3))
+        "It is alice's turn.", BOARDS["c c"]["alice"], TWO_MOVES, deadline=forfeits("alice", TURN_BEGAN + 3),
+        next_move=5)
     # the logged undo is a numbered action: the next move is #5, and play goes on
     reply = game.one(ALICE, "superwari move 101 alice alice-pw e #4")
     assert body_of(reply).split("\n")[0] == "Move e received as move #4, but the next move on board 101 is #5."
@@ -239,7 +244,7 @@ def test_undo_takes_back_the_moves_after_the_proposers_own(game):
     replies = vote(game, "bob", "accept")
     assert body_of(replies[0]) == summary("It is alice's turn.", BOARDS[""]["alice"],
                                           note="bob accepted: the moves from move 1 on were taken back.",
-                                          deadline=forfeits("alice", TURN_BEGAN + 2))
+                                          deadline=forfeits("alice", TURN_BEGAN + 2), next_move=4)
     assert record_row(game)[1] == LOG_2 + [(3, 0, "undo", "1")]
     assert replays_to_the_stored_state(game)
     # an undone move is no longer the proposer's to take back
@@ -276,7 +281,7 @@ def test_vote_errors_change_nothing(game, before, userid, word, problem, instead
     state = record_row(game)
     reply = game.one(ADDRESS[userid], f"superwari move 101 {userid} {userid}-pw {word}")
     deadline = forfeits("alice", TURN_BEGAN) + ("\n" + VOTE_DRAW if before else "")
-    board = summary("It is alice's turn.", BOARDS["c c"][userid], TWO_MOVES, deadline=deadline)
+    board = summary("It is alice's turn.", BOARDS["c c"][userid], TWO_MOVES, deadline=deadline, next_move=3)
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari Board 101 Error", [ADDRESS[userid]], error(
         problem, instead, f"> Subject: superwari move 101 {userid} {MASK} {word}", board))
     assert record_row(game) == state
@@ -373,7 +378,7 @@ def test_help_documents_the_votes(server):
     assert (reply.subject, body_of(reply)) == ("pbmserv help", (
         "GAME move BOARD USERID PASSWORD MOVE [#N]\n"
         "    make your move, or vote (#N: only if it is the N-th move on the board)\n\n"
-        "The #N guard keeps a re-sent or stale mail from playing twice.\n\n"
+        "The #N guard keeps a re-sent or stale mail from playing twice; every board\nmail says the number its next move takes (Next move: #N).\n\n"
         "In the games that allow votes, MOVE may also be:\n"
         "  propose  propose a draw (games that can end in a tie)\n"
         "  undo     propose to take back your last move and every move after it\n"
@@ -436,7 +441,7 @@ def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch, serve_url):
     boards = sent_back[2 + 2 * 3:]  # after the sign-ups, the challenge and two moves
     assert [to for to, _subject, _body in boards] == ["alice@example.org", "bob@example.org"] * 7
     notes = [body.split("\n")[3] for _to, _subject, body in boards[::2]]
-    assert [note if not note.startswith("bob forfeits") else "" for note in notes] == EXPECTED_NOTES
+    assert [note if not note.startswith(("bob forfeits", "Next move: #")) else "" for note in notes] == EXPECTED_NOTES
     assert "\nbob writes:\nFine.\n" in boards[9][2]
     assert boards[-1][1] == "Super-Wari Board 101"
     assert boards[-1][2].split("\n")[2] == "Draw agreed: the game is a tie."

@@ -15,7 +15,7 @@ from ..play import board_mails, current_state, engine_of, names, refresh_timers,
 from ..store.models import GameRecord, User
 from ..store.repo import find_game, find_user, rate_limited, running_games
 from .account import mailed_token, set_password, token_hash
-from .base import Command, CommandError, Context, authenticate, command
+from .base import Command, CommandError, Context, ask_admins, authenticate, command
 from .boards import resign
 
 log = logging.getLogger(__name__)
@@ -27,7 +27,13 @@ RESETS_PER_DAY = 3  # token mails per user a day, so `forgot` cannot be used to 
 def require_admin(ctx: Context, user: User, what: str) -> None:
     if user.userid_key not in {a.lower() for a in ctx.config.server.admins}:
         raise CommandError(f"Only admins may {what}, and {user.userid} is not one.",
-                           "Ask an admin of this server to do it.")
+                           ask_admins(ctx, "to do it", user.userid))
+
+
+def own_account(ctx: Context, admin: User) -> str:
+    """What an admin who tried to close their own account may do instead."""
+    return (ask_admins(ctx, "to close it", admin.userid, but=admin.userid)
+            + f"\nOr close it yourself: signoff {admin.userid} PASSWORD")
 
 
 def find_target(ctx: Context, userid: str, usage: str) -> User:
@@ -88,7 +94,7 @@ class Reset(Command):
                                f"Ask for a new one: forgot {user.userid}")
         if user.disabled:
             raise CommandError(f"The account {user.userid} is closed.",
-                               "Write to the server's admins to have it opened again.")
+                               ask_admins(ctx, "to open it again", closed=True))
         set_password(ctx, user, new)
         ctx.reply("pbmserv reset", f"The password of {user.userid} is changed.\n", also_to=user.emails)
         return f"Password of {user.userid} reset."
@@ -113,9 +119,8 @@ class Signoff(Command):
         user.reset_token_hash, user.reset_expires = None, None
         resigned = (f"{user.userid} resigned on: {', '.join(board_label(r) for r in records)}.\n" if records
                     else f"{user.userid} had no running games.\n")
-        ctx.reply("pbmserv signoff", f"The account {user.userid} is closed.\n{resigned}"
-                  "Thank you for playing. To open the account again, write to the server's admins.\n",
-                  also_to=user.emails)
+        ctx.reply("pbmserv signoff", f"The account {user.userid} is closed.\n{resigned}Thank you for playing.\n\n"
+                  + ask_admins(ctx, "to open the account again", closed=True) + "\n", also_to=user.emails)
         log.info("account %s closed by signoff, resigned %d games", user.userid, len(records))
         return f"Account {user.userid} closed."
 
@@ -194,12 +199,13 @@ class SetDisabled(Command):
         if user.disabled == self.disabled:
             raise CommandError(f"The account {user.userid} is {state} already.", "Nothing was changed.")
         if user is admin:
-            raise CommandError("An admin cannot close their own account.", "Ask another admin, or send signoff.")
+            raise CommandError("An admin cannot close their own account.", own_account(ctx, admin))
         user.disabled = self.disabled
         user.reset_token_hash, user.reset_expires = None, None
         if self.disabled:
             told = (f"The account {user.userid} was closed by {admin.userid}, an admin of {ctx.config.server.address}.\n"
-                    "Commands with its password are refused until an admin opens it again.\n")
+                    "Commands with its password are refused until an admin opens it again.\n\n"
+                    + ask_admins(ctx, "to open it again", closed=True) + "\n")
         else:
             told = (f"The account {user.userid} was opened again by {admin.userid}, an admin of "
                     f"{ctx.config.server.address}.\nIts password works again.\n")

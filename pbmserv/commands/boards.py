@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
 from ..mail.outbound import Mail
+from ..mail.text import fit
 from ..play import (board_mails, board_text, current_state, names, record_action, seat_of, status_line, subject)
 from ..replyto import reply_address
 from ..store.models import GameRecord, User
@@ -53,11 +54,12 @@ def check_active(record: GameRecord, game: Game, user: User) -> None:
 
 
 def send_boards(ctx: Context, record: GameRecord, state: State, actor: User, comments: list[tuple[str, str]],
-                new: bool = False, note: str = "", private: frozenset[int] | None = None) -> None:
-    """Board mails to every player; the actor's copy also to the address the command
-    came from."""
+                new: bool = False, note: str = "", private: frozenset[int] | None = None,
+                notes: dict[int, str] | None = None) -> None:
+    """Board mails to every player (`notes[seat]` to that seat alone); the actor's
+    copy also to the address the command came from."""
     ctx.notices += board_mails(ctx.config, record, state, comments, ctx.now, new=new, note=note, private=private,
-                               extra={seat_of(record, actor): ctx.mail.reply_to})
+                               extra={seat_of(record, actor): ctx.mail.reply_to}, notes=notes)
 
 
 def resign(ctx: Context, record: GameRecord, user: User, seat: int) -> None:
@@ -75,8 +77,9 @@ def legal_hint(game: Game, record: GameRecord, state: State, seat: int) -> str:
     if moves and len(moves) <= LISTED_MOVES:
         return f"MOVE is one of: {', '.join(moves)}."
     hint = f"MOVE is {game.move_syntax}"
-    if moves:
-        hint += f" ({len(moves)} legal moves: send '{game.name} show {record.board} legal' for the list)"
+    if moves:  # an example that is legal here, not the syntax's, whose cell may be taken
+        hint += (f" ({len(moves)} legal moves, such as {moves[0]}: send '{game.name} show {record.board} legal' "
+                 "for the list)")
     return hint
 
 
@@ -92,9 +95,9 @@ def checked_move(ctx: Context, game: Game, record: GameRecord, user: User, seat:
     verdict = game.check(state, seat, text)
     if not verdict.ok:
         reason = fill_seats(verdict.error, names(record)).rstrip(".")
-        raise CommandError(f"Move {fill_seats(text, names(record))} is not legal on board {record.board}: {reason}.",
-                           f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
-                           f"where {legal_hint(game, record, state, seat)}", board=record, viewer=user)
+        raise CommandError(fit(f"Move {fill_seats(text, names(record))} is not legal on board {record.board}: {reason}."),
+                           fit(f"Send instead: {game.name} move {record.board} {user.userid} PASSWORD MOVE\n"
+                               f"where {legal_hint(game, record, state, seat)}"), board=record, viewer=user)
     return state, verdict.move
 
 

@@ -41,7 +41,7 @@ from ..games import Game
 from ..games.base import echoed
 from ..play import current_state, record_action, refresh_timers
 from ..store.models import GameRecord, Preference, Seat, User
-from .base import CommandError, Context, GameCommand, authenticate, command
+from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import load_player, send_boards
 
 MAX_LIMIT = 999
@@ -85,6 +85,20 @@ def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[Us
                     f"and accepts at most {pref.limit}.",
                     f"Wait until one of them ends ('{game.name} games {opponent.userid}' lists them), "
                     "or challenge someone else.")
+
+
+def challenged_notes(game: Game, record: GameRecord, state) -> dict[int, str]:
+    """What the new board mail tells each challenged player (every seat but the
+    challenger's): who challenged them, how to decline, and that a reply to the mail
+    holding just a move plays it (its Reply-To is the player's own)."""
+    challenger = record.seats[0].user.userid
+    notes = {}
+    for seat in record.seats[1:]:
+        reply = ("To move, reply to this mail with just your move." if seat.seat in game.to_act(state)
+                 else "Once it is your turn, a reply to this mail with just your move plays it.")
+        notes[seat.seat] = fit(f"{challenger} challenged you to {game.title}. Move, or decline:\n"
+                               f"  {game.name} decline {record.board} {seat.user.userid} PASSWORD\n{reply}")
+    return notes
 
 
 # --- decline -------------------------------------------------------------------------

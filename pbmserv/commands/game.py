@@ -7,17 +7,20 @@ import re
 
 from ..clocks import clock_params
 from ..games import Game
-from ..play import board_text, current_state, names, replay, start_game, status_line, subject
+from ..games.base import echoed
+from ..mail.text import fit
+from ..play import board_text, current_state, names, next_move, replay, start_game, status_line, subject
 from ..render import render
 from ..store.repo import find_user, running_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
 from .boards import load_board, load_player, resign, send_boards
-from .challenges import check_welcome
+from .challenges import challenged_notes, check_welcome
 from .votes import move_or_vote
 
 GAMES_LISTED = 100  # boards in a `games` reply: a big server has thousands running
 GUARD = re.compile(r"^(?P<move>.*?)\s*#(?P<number>\d+)$", re.DOTALL)
+MOVE_SHOWN = 30  # a longer move (a Survive 'say') is echoed cut, and written MOVE in the line to send
 
 
 @command
@@ -42,6 +45,7 @@ class Challenge(GameCommand):
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         userid, password, *rest = args
         user = authenticate(ctx, userid, password)
+        self.check_dashes(ctx, game, user, rest)
         opponent_ids = [word for word in rest if not word.startswith("-")]
         players = [user]
         for name in opponent_ids:
@@ -70,8 +74,19 @@ class Challenge(GameCommand):
             raise CommandError("-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit.",
                                f"Send e.g.: {game.name} challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d")
         record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now, nag, forfeit)
-        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True)
+        send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True,
+                    notes=challenged_notes(game, record, state))
         return f"New {game.title} board {record.board} started."
+
+    def check_dashes(self, ctx: Context, game: Game, user, words: list[str]) -> None:
+        """A parameter written without its '-' (`size=4`) would be read as a userid."""
+        known = {param.name for param in game.params + clock_params(ctx.config, game)}
+        bare = [word for word in words if "=" in word and not word.startswith("-")
+                and word.partition("=")[0].lower() in known]
+        if bare:
+            fixed = " ".join(f"-{word}" if word in bare else word for word in words)
+            raise CommandError(fit(f"Parameters start with '-': {', '.join(f'-{word}' for word in bare)}"),
+                               fit(f"Send: {game.name} challenge {user.userid} PASSWORD {fixed}"))
 
     def parse_params(self, ctx: Context, game: Game, words: list[str], players: list[str]) -> dict[str, int]:
         """The engine's parameters and the server's deadlines (`nagtime`, `forfeittime`)."""
@@ -100,7 +115,8 @@ class MoveCommand(GameCommand):
     name = "move"
     arguments = "BOARD USERID PASSWORD MOVE [#N]"
     summary = "make your move, or vote (#N: only if it is the N-th move on the board)"
-    description = ("The #N guard keeps a re-sent or stale mail from playing twice.\n\n"
+    description = ("The #N guard keeps a re-sent or stale mail from playing twice; every board\n"
+                   "mail says the number its next move takes (Next move: #N).\n\n"
                    "In the games that allow votes, MOVE may also be:\n"
                    "  propose  propose a draw (games that can end in a tie)\n"
                    "  undo     propose to take back your last move and every move after it\n"
@@ -120,13 +136,15 @@ class MoveCommand(GameCommand):
         if guard and not guard["move"]:
             raise CommandError("The move is missing: only the #N guard came after the password.",
                                f"Send: {self.usage(game)}", board=record, viewer=user)
-        next_number = len(record.moves) + 1
         if guard:
             text = guard["move"]
-            if int(guard["number"]) != next_number:
+            if f"#{int(guard['number'])}" != next_move(record):
+                shown = text if len(text) <= MOVE_SHOWN else "MOVE"
                 raise CommandError(
-                    f"Move {text} received as move #{int(guard['number'])}, but the next move on board {record.board} is #{next_number}.",
-                    "Look at the board below, then send your move again with the right number or none.",
+                    fit(f"Move {echoed(text, MOVE_SHOWN)} received as move #{int(guard['number'])}, but the next move "
+                        f"on board {record.board} is {next_move(record)}."),
+                    fit(f"Look at the board below. If {'it' if shown == 'MOVE' else shown} is still your move, send:\n"
+                        f"  {game.name} move {record.board} {user.userid} PASSWORD {shown} {next_move(record)}"),
                     board=record, viewer=user)
         return move_or_vote(ctx, game, record, user, seat, text)
 

@@ -126,7 +126,8 @@ class Survival(Game):
 
     name: ClassVar[str] = "survival"
     title: ClassVar[str] = "Survival"
-    move_syntax: ClassVar[str] = "a cell and the direction of its arrow (N, NE, SE, S, SW, NW): C3/NE"
+    # no example cell: errors show this, and any one cell may be taken (legal_hint adds a legal move)
+    move_syntax: ClassVar[str] = "a cell and the direction of its arrow (N, NE, SE, S, SW, NW): CELL/DIRECTION"
     summary: ClassVar[str] = "David Smith's arrow game: place where your last arrow points, or lose"
     help_text: ClassVar[str] = _help()
     template: ClassVar[str] = "survival.txt"
@@ -170,10 +171,8 @@ class Survival(Game):
         cell = ((match or cell_only)[1] + (match or cell_only)[2]).upper()
         if cell not in CELLS:
             return Verdict(error=f"there is no cell {echoed(cell)} ({SHAPE})")
-        if cell_only:
-            return Verdict(error=f"{cell} needs a direction for its arrow: use {DIRECTION_LIST}, e.g. {cell}/NE")
-        direction = match[3].upper()
-        if direction not in DIRECTIONS:
+        direction = match[3].upper() if match else None
+        if direction is not None and direction not in DIRECTIONS:
             return Verdict(error=f"there is no direction {echoed(direction)}: use {DIRECTION_LIST}")
         if cell in state.board:
             return Verdict(error=f"{cell} is taken")
@@ -184,13 +183,17 @@ class Survival(Game):
                 error=f"{cell} is not on the ray of your last piece ({here} pointing {pointing}): "
                 f"you may place on {either(allowed)}"
             )
+        if direction is None:  # checked after the cell, so that the example is a legal move
+            return Verdict(error=f"{cell} needs a direction for its arrow: use {DIRECTION_LIST}, e.g. {cell}/NE")
         return Verdict(move=f"{cell}/{direction}")
 
     def _example(self, state: SurvivalState, seat: int) -> str:
+        """A legal move of `seat`'s: C3/NE while C3 is free for it, else the first
+        cell it may place on, pointing NE (any direction is legal)."""
         allowed = self.allowed_cells(state, seat)
-        if state.last[seat] is None or not allowed:
+        if not allowed:
             return EXAMPLE
-        return f"{allowed[0]}/NE"
+        return EXAMPLE if EXAMPLE.split("/")[0] in allowed and state.last[seat] is None else f"{allowed[0]}/NE"
 
     def apply(self, state: SurvivalState, seat: int, move: str, chance: Any) -> None:
         verdict = self.check(state, seat, move)
