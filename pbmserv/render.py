@@ -7,7 +7,7 @@ from typing import Any
 
 import jinja2
 
-from .mail.text import fit, wrap, wrap_items
+from .mail.text import fit, fit_mail, wrap, wrap_items
 from .resources import resource_dir
 
 
@@ -24,7 +24,7 @@ def environment() -> jinja2.Environment:
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
     # prose to the mail width: `wrap` fills a paragraph, `fill` only the lines that are
     # too long (a command kept whole), `wrap_items` a list such as the legal moves
-    env.globals.update(wrap=wrap, fill=lambda text: fit(text, is_command), wrap_items=wrap_items)
+    env.globals.update(wrap=wrap, fill=fill, wrap_items=wrap_items)
     return env
 
 
@@ -40,6 +40,16 @@ def is_command(text: str) -> bool:
         return resolve(words) is not None
     except CommandError:  # a family's unknown second word (`change colour`): still a command
         return True
+
+
+def fill(text: str) -> str:
+    """`text` with its over-long lines filled, a command after a colon kept whole."""
+    return fit(text, is_command)
+
+
+def fill_mail(text: str) -> str:
+    """A mail body with its over-long lines filled, quoted lines kept (mail/text.py)."""
+    return fit_mail(text, is_command)
 
 
 def render(template: str, **context: Any) -> str:

@@ -9,9 +9,8 @@ deadlines passing), section by section. The memory transport keeps every mail th
 server sent; each test reads every line of the mails of one section. A scenario runs
 once per game (and backend) and its mails are kept for the tests of its sections.
 
-Over-long lines that files other than the templates, render.py and mail/text.py
-write are listed in KNOWN_LINES with their source; the sections that show them are
-marked xfail (only for KnownOverlong: any other over-long line fails them).
+Templates and commands wrap their own prose (`fill`, `wrap_items`); the outbound queue
+fills whatever line is still too long (`render.fill_mail`), quoted lines excepted.
 """
 
 from __future__ import annotations
@@ -31,7 +30,7 @@ from test_survive import random_move
 from pbmserv.games import get_game
 from pbmserv.mail.text import WIDTH, wrap_items
 from pbmserv.play import current_state, names
-from pbmserv.render import environment
+from pbmserv.render import environment, fill_mail
 from pbmserv.store.repo import find_game
 
 # 20 characters each, the longest a userid may be
@@ -90,58 +89,9 @@ def plain_text(raw: bytes) -> tuple[str, str]:
     return str(email.header.make_header(email.header.decode_header(message["Subject"]))), text
 
 
-# Over-long lines written by files this test's author does not own, to be fixed there:
-# the file and function, and a pattern of the lines.
-STATUS = "pbmserv/play.py status_line"
-VOTE = "pbmserv/play.py vote_line"
-AWAY = "pbmserv/play.py deadline_lines"
-VOTES = "pbmserv/commands/votes.py propose, answer (notes)"
-IN_FORCE = "pbmserv/commands/challenges.py in_force"
-QUEUE = "pbmserv/commands/pending.py Queue.run"
-SUBMIT = "pbmserv/commands/pending.py Submit.run (note)"
-QUEUED = "pbmserv/commands/boards.py play_queued (note)"
-CHAT = "pbmserv/commands/observe.py Chat.run"
-VACATION = "pbmserv/commands/vacation.py VacationCommand.run"
-SURVIVAL = "templates/games/survival.txt"
-ALL_GAMES = "pbmserv/commands/admin.py AllGames.run"
-ABORT = "pbmserv/commands/admin.py Abort.run"
-DISABLE = "pbmserv/commands/admin.py SetDisabled.run"
-SIGNOFF = "pbmserv/commands/admin.py Signoff.run"
-FORGOT = "pbmserv/commands/admin.py Forgot.run"
-MESSAGE = "pbmserv/commands/account.py Message.run"
-KNOWN_LINES = {
-    STATUS: r"^Waiting for: ",
-    VOTE: r"^Vote: ",
-    AWAY: r"^On vacation: ",
-    VOTES: r" proposes .*\. To answer, send: | rejected .*'s proposal ",
-    IN_FORCE: r"^Limit: at most |^To (accept challenges again|refuse all challenges|change the limit), send: ",
-    QUEUE: r"^It is played for you when |^A new queue command replaces it",
-    SUBMIT: r"^Submitted, not yet played: ",
-    QUEUED: r"^Your queued move .* could not be played: ",
-    CHAT: r"^Your chat on .* was sent to ",
-    VACATION: r"^\S+ is on vacation .*until |^Welcome back, ",
-    SURVIVAL: r" may place on any (vacant )?cell, the arrow pointing in any direction$",
-    ALL_GAMES: r"^  [a-z]+ +\d+  ",
-    ABORT: r" is aborted; its players ",
-    DISABLE: r"^The account .* was (closed|opened again) by ",
-    SIGNOFF: r" resigned on: |^Thank you for playing\. To open the account again, ",
-    FORGOT: r"^If .* exists, a reset token was mailed | asked for a new password for ",
-    MESSAGE: r"^Your message was sent to ",
-}
-
-
-class KnownOverlong(Exception):
-    """Lines longer than WIDTH, every one of them of KNOWN_LINES."""
-
-
-def source_of(line: str) -> str | None:
-    return next((source for source, pattern in KNOWN_LINES.items() if re.search(pattern, line)), None)
-
-
 def assert_all_fit(mails: list[tuple[str, str]]) -> None:
     """Every mail fits WIDTH; else each offending line once, with the subject of the
-    first mail that had it and how many had it, and where it comes from if known.
-    KnownOverlong if every such line is of KNOWN_LINES."""
+    first mail that had it and how many had it."""
     assert mails, "the section sent no mail"
     offenders: dict[str, list[str]] = {}
     for subject, text in mails:
@@ -151,10 +101,8 @@ def assert_all_fit(mails: list[tuple[str, str]]) -> None:
         return
     report = "\n".join(
         f"{len(line)} chars in {subjects[0]!r}" + (f" (and {len(subjects) - 1} more mails)" if subjects[1:] else "")
-        + f", from {source_of(line) or 'an unknown source'}:\n    {line}" for line, subjects in offenders.items())
+        + f":\n    {line}" for line, subjects in offenders.items())
     report = f"{len(offenders)} lines longer than {WIDTH} in {len(mails)} mails:\n{report}"
-    if all(source_of(line) for line in offenders):
-        raise KnownOverlong(report)
     pytest.fail(report, pytrace=False)
 
 
@@ -534,56 +482,8 @@ GAME_SECTIONS = ["help", "challenge", "refuse", "show", "move", "pending", "watc
 ACCOUNT_SECTIONS = ["signup", "confirm", "help", "password", "address", "message", "broadcast", "all games",
                     "vacation", "lock", "admin", "errors"]
 
-# The sections with over-long lines of KNOWN_LINES, and where they come from: expected
-# to fail with KnownOverlong (any other over-long line fails them for real).
-KNOWN: dict[tuple[str, str], list[str]] = {
-    ("superwari", "refuse"): [IN_FORCE],
-    ("superwari", "pending"): [QUEUE, SUBMIT, QUEUED],
-    ("superwari", "watch"): [CHAT],
-    ("superwari", "votes"): [VOTES, VOTE],
-    ("superwari", "vacation"): [VACATION, AWAY],
-    ("serpent", "refuse"): [IN_FORCE],
-    ("serpent", "pending"): [QUEUE, SUBMIT, QUEUED],
-    ("serpent", "watch"): [CHAT],
-    ("serpent", "votes"): [VOTES, VOTE],
-    ("serpent", "vacation"): [VACATION, AWAY],
-    ("survival", "challenge"): [SURVIVAL],
-    ("survival", "refuse"): [IN_FORCE],
-    ("survival", "show"): [SURVIVAL],
-    ("survival", "move"): [SURVIVAL],
-    ("survival", "pending"): [SURVIVAL, QUEUE, SUBMIT, QUEUED],
-    ("survival", "watch"): [SURVIVAL, CHAT],
-    ("survival", "votes"): [SURVIVAL, VOTES, VOTE],
-    ("survival", "reply"): [SURVIVAL],
-    ("survival", "vacation"): [VACATION, AWAY],
-    ("survival", "play"): [SURVIVAL],
-    ("survival", "finished"): [SURVIVAL],
-    ("survival", "decline"): [SURVIVAL],
-    ("survive", "challenge"): [STATUS],
-    ("survive", "refuse"): [IN_FORCE],
-    ("survive", "show"): [STATUS],
-    ("survive", "move"): [STATUS],
-    ("survive", "pending"): [STATUS, SUBMIT],
-    ("survive", "watch"): [STATUS, CHAT],
-    ("survive", "reply"): [STATUS],
-    ("survive", "vacation"): [VACATION, STATUS, AWAY],
-    ("survive", "deadlines"): [STATUS],
-    ("account", "password"): [FORGOT],
-    ("account", "message"): [MESSAGE],
-    ("account", "all games"): [SURVIVAL, STATUS, ALL_GAMES],
-    ("account", "vacation"): [VACATION],
-    ("account", "admin"): [ABORT, DISABLE, FORGOT, SIGNOFF, STATUS],
-}
-
-
 def cases(scenario: str, sections: list[str]) -> list:
-    def marks(section: str) -> list:
-        sources = KNOWN.get((scenario, section))
-        if not sources:
-            return []
-        return [pytest.mark.xfail(strict=False, raises=KnownOverlong,
-                                  reason="lines longer than 78 from " + "; ".join(sources))]
-    return [pytest.param(scenario, section, id=f"{scenario}-{section}", marks=marks(section)) for section in sections]
+    return [pytest.param(scenario, section, id=f"{scenario}-{section}") for section in sections]
 
 
 _mails: dict[tuple[str, str], dict[str, list[tuple[str, str]]] | BaseException] = {}
@@ -640,3 +540,13 @@ def test_a_list_of_moves_breaks_only_between_moves():
         "  c3, a1, b2 x, c3, a1, b2 x, c3, a1, b2 x, c3, a1, b2 x, c3, a1, b2 x, c3,\n"
         "  a1, b2 x, c3, a1, b2 x, c3, a1, b2 x, c3, a1, b2 x, c3")
     assert wrap_items("Legal moves for bob:", ["none"]) == "Legal moves for bob: none"
+
+
+def test_the_outbound_queue_fills_what_is_still_too_long_but_not_quotes():
+    long_quote = "> superwari move 101 bartholomew.overlong ******** c and a comment that runs on and on"
+    body = ("Waiting for: bartholomew.overlong, maximilian_longname1, cornelius-the-third, dora.\n"
+            "  superwari move 101 bartholomew.overlong PASSWORD MOVE\n" + long_quote)
+    assert fill_mail(body) == (
+        "Waiting for: bartholomew.overlong, maximilian_longname1, cornelius-the-third,\n"
+        "dora.\n"
+        "  superwari move 101 bartholomew.overlong PASSWORD MOVE\n" + long_quote)

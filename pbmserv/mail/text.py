@@ -155,6 +155,14 @@ def fit(text: str, command: Callable[[str], bool] | None = None) -> str:
                       for line in text.split("\n"))
 
 
+def fit_mail(text: str, command: Callable[[str], bool] | None = None) -> str:
+    """A whole mail body as `fit` leaves it, except quoted lines (`> `, the player's own
+    words quoted back), which stay as they are: the last guard of the 78 columns, for
+    any line of the server's that no template or command wrapped."""
+    return "\n".join(line if len(line) <= WIDTH or line.startswith(">") else _fit_line(line.rstrip(), command)
+                      for line in text.split("\n"))
+
+
 def wrap_items(first: str, items: Iterable[str], indent: int = 2, sep: str = ",") -> str:
     """`first`, then `items` separated by `sep` and a space, filled to WIDTH: lines
     break only between items and go on indented by `indent` (a list of moves)."""
