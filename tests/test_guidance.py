@@ -253,8 +253,8 @@ def test_the_new_board_and_a_vote_say_the_next_move(server):
     assert body_of(new[1]).split("\n")[6] == "Next move: #1"
     server.send(ALICE, "superwari move 101 alice alice-pw c")
     proposed = server.send(ALICE, "superwari move 101 alice alice-pw propose")
-    assert [body_of(r).split("\n")[3:5] for r in proposed] == [[
-        "alice proposes a draw. To answer, send: superwari move 101 USERID PASSWORD accept (or reject)",
+    assert [body_of(r).split("\n")[3:6] for r in proposed] == [[
+        "alice proposes a draw. To answer, send:", "  superwari move 101 USERID PASSWORD accept (or reject)",
         "Next move: #2"]] * 2
 
 
