@@ -193,8 +193,9 @@ def status_line(record: GameRecord, state: State) -> str:
         return outcome_line(outcome, players)
     if record.status != "active":  # ended from outside the rules (an admin's abort)
         return record.result
-    acting = sorted(game.to_act(state))
-    if len(acting) == 1:
+    may_act = game.to_act(state)
+    acting = sorted(game.waiting_for(state) or may_act)
+    if len(acting) == 1 and len(may_act) == 1:  # a turn; else a phase waits for some (Survive)
         return f"It is {players[acting[0]]}'s turn."
     return f"Waiting for: {', '.join(players[s] for s in acting)}."
 

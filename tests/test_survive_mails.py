@@ -25,13 +25,6 @@ from pbmserv.store.repo import find_game
 GAME = get_game("survive")
 ALICE, BOB, CAROL, DAVE = (f"{name}@example.org" for name in ("alice", "bob", "carol", "dave"))
 CARDS = "(CARDS: letters F W S X B T, e.g. F,W or 2F)"
-# what the server needs before the Survive engine's answers reach these lines (see the report of issue 17)
-NEEDS_WAITING_FOR = pytest.mark.xfail(strict=True, reason="play.status_line lists game.to_act (who may send "
-                                      "anything), not Survive.waiting_for")
-NEEDS_SYNTAX_NOW = pytest.mark.xfail(strict=True, reason="show legal and the move error's hint print "
-                                     "game.move_syntax, not Survive.syntax_now(state, seat)")
-
-
 def move(server, user: str, text: str, comment: str = ""):
     return server.send(f"{user}@example.org", f"survive move 101 {user} {user}-pw {text}", comment)
 
@@ -143,13 +136,11 @@ def test_a_key_that_would_make_the_hand_line_too_long_goes_on_the_next_line():
 # --- 3. whom the board waits for -----------------------------------------------------------
 
 
-@NEEDS_WAITING_FOR
 def test_waiting_for_lists_who_has_not_yet_acted_in_the_search_phase(board):
     replies = move(board, "alice", "search")
     assert mail_to(replies, DAVE).split("\n")[2] == "Waiting for: bob, carol."
 
 
-@NEEDS_WAITING_FOR
 def test_waiting_for_leaves_out_resigned_players_and_done_votes(board):
     board.send(BOB, "survive resign 101 bob bob-pw")
     move(board, "alice", "search")
@@ -223,14 +214,12 @@ def words(text: str) -> str:
     return " ".join(text.split())
 
 
-@NEEDS_SYNTAX_NOW
 def test_show_legal_in_the_search_phase_lists_the_search_order_only(board):
     listed = body_of(board.one(DAVE, "survive show 101 legal")).split("\n\n")[-1]
     assert words(listed) == " ".join(f"Moves for {user}: search [stock CARDS] [discard CARDS] {CARDS}"
                                      for user in ("alice", "bob", "carol"))
 
 
-@NEEDS_SYNTAX_NOW
 def test_a_wrong_move_in_the_search_phase_is_answered_with_the_search_order(board):
     reply = board.one(ALICE, "survive move 101 alice alice-pw search stock F")
     assert words(body_of(reply).split("\n\n")[0]) == (
@@ -360,8 +349,6 @@ def test_every_line_the_survive_board_draws_fits_78_columns(seven):
     assert [(subject, line) for subject, text in boards for line in overlong(text)] == []
 
 
-@pytest.mark.xfail(strict=True, reason="the status line is not wrapped, and lists game.to_act: 'Waiting for: "
-                   "aardvark, ..., gumdrops.' (all seven, the resigned one too) is 82 characters")
 def test_every_line_of_every_mail_of_a_seven_player_game_fits_78_columns(seven):
     """Every line of every mail the server sent: boards (of both phases, with pending
     weapon plays and long tells), `show legal`, errors and deadline mails."""

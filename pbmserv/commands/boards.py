@@ -76,7 +76,7 @@ def legal_hint(game: Game, record: GameRecord, state: State, seat: int) -> str:
     moves = game.legal_moves(state, seat)
     if moves and len(moves) <= LISTED_MOVES:
         return f"MOVE is one of: {', '.join(moves)}."
-    hint = f"MOVE is {game.move_syntax}"
+    hint = f"MOVE is {game.syntax_now(state, seat)}"
     if moves:  # an example that is legal here, not the syntax's, whose cell may be taken
         hint += (f" ({len(moves)} legal moves, such as {moves[0]}: send '{game.name} show {record.board} legal' "
                  "for the list)")

@@ -171,7 +171,7 @@ class Show(GameCommand):
         state = replay(record, upto) if upto is not None else current_state(record)
         body = board_text(ctx.config, record, state, None, ctx.now, upto=upto)
         if match["legal"]:
-            body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.move_syntax)
+            body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.syntax_now(state, seat))
                                                for seat in sorted(game.to_act(state))])
         ctx.reply(subject(record, current_state(record)), body)  # what the board is now
         return f"{game.title} board {record.board} sent."
