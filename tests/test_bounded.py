@@ -181,11 +181,12 @@ def test_only_the_first_mime_parts_are_looked_at():
 def test_an_error_quote_of_a_hostile_body_is_masked_short_and_capped(tmp_path):
     server = Server(tmp_path)
     server.signup("alice")
-    body = ("superwari mvoe 101 alice hunter2 c\r\nmy password is hunter2.\r\n"
+    # a near-miss short of a move's words: prose, quoted back, its password masked
+    body = ("superwari mvoe 101 alice hunter2\r\nmy password is hunter2.\r\n"
             + "\x1b[2J" + "w" * 5000 + "\r\n") * 3
     replies = server.send("alice@example.org", "hello", body)
     text = "\n".join(reply.body for reply in replies)
     assert replies and "hunter2" not in text and "\x1b" not in text
     quoted = [line for reply in replies for line in reply.body.split("\n") if line.startswith(">")]
-    assert quoted[:3] == ["> Subject: hello", ">", "> superwari mvoe 101 alice ******** c"]
+    assert quoted[:3] == ["> Subject: hello", ">", "> superwari mvoe 101 alice ********"]
     assert all(len(line) <= WIDTH for line in quoted) and len(quoted) <= QUOTE_LINES + 1
