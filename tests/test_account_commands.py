@@ -124,11 +124,13 @@ Games on this server:
   serpent     Serpent       2 players
       Eggs and snakes on a hex board: groups without a survival path die
   superwari   Super-Wari    2 players
-      Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your opponent
+      Bill Taylor's 8-pit Wari: sow, capture 2s and 3s, never starve your
+      opponent
   survival    Survival      2 players
       David Smith's arrow game: place where your last arrow points, or lose
   survive     Survive       2-7 players
-      Survive the nuclear winter: pay Food, Water and Shelter each round; trade, lie, fight
+      Survive the nuclear winter: pay Food, Water and Shelter each round;
+      trade, lie, fight
   wari        Wari          2 players
       The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
@@ -547,7 +549,7 @@ def test_message_with_no_text(server):
     reply = server.one(ALICE, "message alice alice-pw bob", "\n\n")
     assert_error(reply, error_text(
         "There is no text to send.",
-        "Write the text on the lines below the command line: message USERID PASSWORD TO_USERID ...",
+        "Write the text on the lines below the command line:\n  message USERID PASSWORD TO_USERID ...",
         f"> Subject: message alice {MASK} bob"), ALICE)
 
 
@@ -601,7 +603,7 @@ def test_broadcast_by_a_non_player_of_the_game(server):
     reply = server.one(CAROL, "broadcast carol carol-pw superwari", "Hello all")
     assert_error(reply, error_text(
         "Only players of superwari may broadcast to them, and carol has not played it.",
-        "Send a message to players you know instead: message USERID PASSWORD TO_USERID ...",
+        "Send a message to players you know instead:\n  message USERID PASSWORD TO_USERID ...",
         f"> Subject: broadcast carol {MASK} superwari\n>\n> Hello all"), CAROL)
     # nothing was counted against carol's daily limit: once she plays, she may broadcast
     server.send(CAROL, "superwari challenge carol carol-pw alice")
@@ -658,7 +660,7 @@ def test_broadcast_with_no_text(server):
     reply = server.one(BOB, "broadcast bob bob-pw superwari")
     assert_error(reply, error_text(
         "There is no text to send.",
-        "Write the text on the lines below the command line: broadcast USERID PASSWORD [GAME]",
+        "Write the text on the lines below the command line:\n  broadcast USERID PASSWORD [GAME]",
         f"> Subject: broadcast bob {MASK} superwari"), BOB)
     # the empty try did not use up the day's broadcast
     assert [r.subject for r in server.send(BOB, "broadcast bob bob-pw superwari", "hi")] == [
@@ -757,8 +759,13 @@ def test_command_from_an_unregistered_address_with_the_right_password(server):
 def test_errors_to_an_unregistered_address_quote_the_command_line_and_are_rate_limited(server):
     server.signup("alice")
     stranger = "stranger@example.net"
+    last_note = ("\n\nThis is the last error reply today to your address: no account has confirmed\n"
+                 "it, and such an address gets 3 error replies a day, so that forged mail cannot\n"
+                 "make this server write to strangers. Further errors today will not be\n"
+                 "answered. To get every answer, sign up: signup USERID PASSWORD")
     for left in (4, 3, 2):  # limits.unregistered_errors_per_day
-        expected = error_text("Wrong password for alice.", wrong_password("alice", left),
+        note = last_note if left == 2 else ""  # the day's last error reply says so
+        expected = error_text("Wrong password for alice.", wrong_password("alice", left) + note,
                               f"> change password alice {MASK} {MASK}")
         reply = server.one(stranger, "change password alice guess guessed", "I am alice, really.\nTrust me.")
         assert_error(reply, expected, stranger)
@@ -773,7 +780,8 @@ def test_errors_to_an_unregistered_address_quote_the_command_line_and_are_rate_l
     assert password_is(server, "alice", "alice-pw")
     # a day later the stranger gets errors again
     server.clock += timedelta(days=1)
-    assert_error(server.one(stranger, "change password alice guess guessed"), expected, stranger)
+    assert_error(server.one(stranger, "change password alice guess guessed"), error_text(
+        "Wrong password for alice.", wrong_password("alice", 4), f"> change password alice {MASK} {MASK}"), stranger)
 
 
 def test_results_of_errors_to_an_unregistered_address_are_rate_limited(server):

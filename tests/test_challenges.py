@@ -129,7 +129,7 @@ DECLINE_ERRORS = [
     (BOB, "superwari decline 102 bob bob-pw", "There is no Super-Wari board 102.",
      "Send 'superwari games' for the boards.", False),
     (BOB, "superwari decline x bob bob-pw", "'x' is not a board number.",
-     "Board numbers are whole numbers such as 101; send 'superwari games' for the boards.", False),
+     "Board numbers are whole numbers such as 101; send 'superwari games' for the\nboards.", False),
     (BOB, "superwari decline 101 bob", "superwari decline: too few words for this command.",
      "Send: superwari decline BOARD USERID PASSWORD", False),
 ]
@@ -218,7 +218,7 @@ def test_survive_goes_on_without_a_player_who_declines(survive):
     assert [(r.subject, r.to) for r in replies] == [("Survive Board 101 ALL **", [ALICE]),
                                                     ("Survive Board 101 ALL **", [BOB]),
                                                     ("Survive Board 101 ALL **", [CAROL])]
-    hand_line = "\nYour hand (alice): W S S B B\n"
+    hand_line = "\nYour hand (alice): W S S B B  (W Water, S Shelter, B Beast)\n"
     assert body_of(replies[0]) == SURVIVE_AFTER_BOB.replace("\nbob writes:", hand_line + "\nbob writes:")
     assert "\nYour hand (bob): empty\n" in body_of(replies[1])
     status, result, moves, due = record_of(survive, "survive")
@@ -272,7 +272,8 @@ def test_refuse_and_welcome_round_trip(server):
     reply = server.one(ALICE, "superwari challenge alice alice-pw bob")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari error", [ALICE], error(
         "bob does not accept challenges of Super-Wari.",
-        "Challenge someone else, or ask bob (message USERID PASSWORD bob) to send: superwari welcome bob PASSWORD",
+        "Challenge someone else, or ask bob (message USERID PASSWORD bob) to send:\n"
+        "  superwari welcome bob PASSWORD",
         f"> Subject: superwari challenge alice {MASK} bob"))
     assert game_count(server) == 0
     # bob's own challenges go on, and other games are not refused
@@ -328,7 +329,8 @@ def limited(n: int, now: int, refused: bool = False) -> str:
     to = ("To accept challenges again, send: superwari welcome bob PASSWORD\n" if refused
           else "To refuse all challenges, send: superwari refuse bob PASSWORD\n")
     boards = f"{n} running Super-Wari board{'' if n == 1 else 's'}"
-    return (f"{first}Limit: at most {boards} that others started (bob plays {now} now).\n\n"
+    # filled to 78 columns: the line breaks before 'now' (n and now are single digits here)
+    return (f"{first}Limit: at most {boards} that others started (bob plays {now}\nnow).\n\n"
             f"{to}To change the limit, send: superwari limit bob PASSWORD N (or none)\n")
 
 
@@ -342,7 +344,7 @@ def test_limit_round_trip(server):
     reply = server.one(CAROL, "superwari challenge carol carol-pw bob")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari error", [CAROL], error(
         "bob plays 1 running Super-Wari board that others started, and accepts at most 1.",
-        "Wait until one of them ends ('superwari games bob' lists them), or challenge someone else.",
+        "Wait until one of them ends ('superwari games bob' lists them), or challenge\nsomeone else.",
         f"> Subject: superwari challenge carol {MASK} bob"))
     assert game_count(server) == 1
     # bob's own challenges are never limited, and do not count

@@ -248,7 +248,7 @@ def test_chat_of_someone_neither_player_nor_observer_is_refused(board):
     public = shown(server)
     reply = server.one(DAVE, "superwari chat 101 dave dave-pw", "Let me in.")
     assert mails([reply]) == [("Super-Wari Board 101 Error", [DAVE], error(
-        "Only the players and observers of Super-Wari board 101 may chat on it, and dave is neither.",
+        "Only the players and observers of Super-Wari board 101 may chat on it, and\ndave is neither.",
         "To watch it first, send: superwari subscribe 101 dave PASSWORD",
         f"> Subject: superwari chat 101 dave {MASK}\n>\n> Let me in.", public))]
 
@@ -263,7 +263,7 @@ def test_chat_without_text_is_refused(board, subject, body, quoted):
     public = shown(server)
     reply = server.one(CAROL, subject, body)
     assert mails([reply]) == [("Super-Wari Board 101 Error", [CAROL], error(
-        "There is no text to send.", f"Write the text on the lines below the command line: {CHAT_USAGE}",
+        "There is no text to send.", f"Write the text on the lines below the command line:\n  {CHAT_USAGE}",
         quoted, public))]
 
 
