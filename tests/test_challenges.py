@@ -343,7 +343,7 @@ def test_limit_round_trip(server):
         "New Super-Wari Board 101 alice"] * 2
     reply = server.one(CAROL, "superwari challenge carol carol-pw bob")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari error", [CAROL], error(
-        "bob plays 1 running Super-Wari board that others started, and accepts at most 1.",
+        "bob plays 1 running Super-Wari board that others started (limit: 1).",
         "Wait until one of them ends ('superwari games bob' lists them), or challenge\nsomeone else.",
         f"> Subject: superwari challenge carol {MASK} bob"))
     assert game_count(server) == 1

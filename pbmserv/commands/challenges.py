@@ -81,8 +81,8 @@ def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[Us
             running = started_by_others(ctx, opponent, game)
             if running >= pref.limit:
                 raise CommandError(
-                    f"{opponent.userid} plays {boards(running, game)} that others started, "
-                    f"and accepts at most {pref.limit}.",
+                    f"{opponent.userid} plays {boards(running, game)} that others started "
+                    f"(limit: {pref.limit}).",
                     f"Wait until one of them ends ('{game.name} games {opponent.userid}' lists them), "
                     "or challenge someone else.")
 
