@@ -192,10 +192,10 @@ def test_every_game_without_deadlines_of_its_own_has_the_clocks(server, game, ti
     assert "\nGame won by bob.\nalice forfeited: no move for 5 days.\n" in body_of(ended[1])
 
 
-PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|off, -forfeittime=DURATION|off. "
-               "Send 'superwari help' for their meaning.")
-SHORTER = "-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit."
-SHORTER_HINT = "Send e.g.: superwari challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d"
+PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|off,\n"
+               "-forfeittime=DURATION|off. Send 'superwari help' for their meaning.")
+SHORTER = "-nagtime must be shorter than -forfeittime: the reminder comes before the\nforfeit."
+SHORTER_HINT = "Send e.g.:\n  superwari challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d"
 
 
 @pytest.mark.parametrize("params, problem, instead", [
@@ -237,7 +237,7 @@ def test_survive_times_its_players_itself(server):
     reply = server.one(ALICE, "survive challenge alice alice-pw bob carol -nagtime=2d")
     assert (reply.subject, body_of(reply)) == ("Survive error", error(
         "Survive has no parameter '-nagtime=2d'.",
-        "Parameters of Survive: -deadline=DURATION, -window=DURATION, -first=USERID. "
+        "Parameters of Survive: -deadline=DURATION, -window=DURATION, -first=USERID.\n"
         "Send 'survive help' for their meaning.",
         f"survive challenge alice {MASK} bob carol -nagtime=2d"))
     server.send(ALICE, "survive challenge alice alice-pw bob carol")
@@ -358,16 +358,22 @@ def vacation(server, sender: str, userid: str, what: str) -> tuple[str, list[str
     return reply.subject, reply.to, body_of(reply)
 
 
-def away_text(userid: str, until: datetime, left: str, on: bool = False) -> str:
-    latest = "until you send 'off', at the latest " if on else ""
-    return (f"{userid} is on vacation {latest}until {when(until)}: no reminders or forfeits meanwhile, and your "
-            f"opponents see it on the board mails.\nVacation left: {left} in 365 days.\n")
+def away_text(until: datetime, left: str, on: bool = False) -> str:
+    """bob's reply to `vacation`, filled to 78 columns (the breaks are those of a
+    three-letter userid)."""
+    if on:
+        away = (f"bob is on vacation until you send 'off', at the latest until {until:%Y-%m-%d %H:%M}\n"
+                "UTC: no reminders or forfeits meanwhile, and your opponents see it on the\nboard mails.\n")
+    else:
+        away = (f"bob is on vacation until {when(until)}: no reminders or forfeits\n"
+                "meanwhile, and your opponents see it on the board mails.\n")
+    return away + f"Vacation left: {left} in 365 days.\n"
 
 
 def test_vacation_for_days(server):
     server.signup("alice", "bob")
     assert vacation(server, BOB, "bob", "4") == (
-        "pbmserv vacation", [BOB], away_text("bob", server.clock + 4 * DAY, "26 of 30 days"))
+        "pbmserv vacation", [BOB], away_text(server.clock + 4 * DAY, "26 of 30 days"))
     with server.sessions() as session:
         assert [(v.start, v.end) for v in session.scalars(select(Vacation))] == [
             (server.clock, server.clock + 4 * DAY)]
@@ -423,28 +429,28 @@ def test_off_ends_the_vacation_early_and_the_deadline_comes_back(server):
 def test_the_allowance_is_30_days_in_any_365(server):
     server.signup("alice", "bob")
     assert vacation(server, BOB, "bob", "31") == ("pbmserv error", [BOB], error(
-        "bob has 30 days of vacation left: 0 days of 30 days were taken in the last 365 days.",
+        "bob has 30 days of vacation left: 0 days of 30 days were taken in the last 365\ndays.",
         "Send: vacation bob PASSWORD DAYS with at most the days left, or 'on'.", f"vacation bob {MASK} 31"))
     assert count(server, Vacation) == 0
     vacation(server, BOB, "bob", "10")
     server.wait(10 * DAY)
-    assert vacation(server, BOB, "bob", "21")[2].split("\n")[0] == (
-        "bob has 20 days of vacation left: 10 days of 30 days were taken in the last 365 days.")
-    assert vacation(server, BOB, "bob", "20")[2] == away_text("bob", server.clock + 20 * DAY, "0 of 30 days")
+    assert vacation(server, BOB, "bob", "21")[2].split("\n")[:2] == [
+        "bob has 20 days of vacation left: 10 days of 30 days were taken in the last", "365 days."]
+    assert vacation(server, BOB, "bob", "20")[2] == away_text(server.clock + 20 * DAY, "0 of 30 days")
     server.wait(20 * DAY)
-    assert vacation(server, BOB, "bob", "1")[2].split("\n")[0] == (
-        "bob has 0 days of vacation left: 30 days of 30 days were taken in the last 365 days.")
+    assert vacation(server, BOB, "bob", "1")[2].split("\n")[:2] == [
+        "bob has 0 days of vacation left: 30 days of 30 days were taken in the last 365", "days."]
     server.wait(365 * DAY)
-    assert vacation(server, BOB, "bob", "1")[2] == away_text("bob", server.clock + DAY, "29 of 30 days")
+    assert vacation(server, BOB, "bob", "1")[2] == away_text(server.clock + DAY, "29 of 30 days")
 
 
 def test_the_allowance_comes_from_the_configuration_and_on_lasts_at_most_the_days_left(make_server):
     server = make_server(games={"vacation_days": 10})
     server.signup("alice", "bob")
-    assert vacation(server, BOB, "bob", "11")[2].split("\n")[0] == (
-        "bob has 10 days of vacation left: 0 days of 10 days were taken in the last 365 days.")
+    assert vacation(server, BOB, "bob", "11")[2].split("\n")[:2] == [
+        "bob has 10 days of vacation left: 0 days of 10 days were taken in the last 365", "days."]
     assert vacation(server, BOB, "bob", "on") == (
-        "pbmserv vacation", [BOB], away_text("bob", server.clock + 10 * DAY, "0 of 10 days", on=True))
+        "pbmserv vacation", [BOB], away_text(server.clock + 10 * DAY, "0 of 10 days", on=True))
     with server.sessions() as session:
         assert [(v.start, v.end) for v in session.scalars(select(Vacation))] == [
             (server.clock, server.clock + 10 * DAY)]

@@ -393,8 +393,8 @@ def test_board_numbers_count_from_101_per_game_type(server):
 
 
 CHALLENGE_USAGE = "Send: superwari challenge USERID PASSWORD OPPONENT ... [-NAME=VALUE ...]"
-PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|off, -forfeittime=DURATION|off. "
-               "Send 'superwari help' for their meaning.")
+PARAMS_HINT = ("Parameters of Super-Wari: -pits=N, -stones=N, -nagtime=DURATION|off,\n"
+               "-forfeittime=DURATION|off. Send 'superwari help' for their meaning.")
 
 
 @pytest.mark.parametrize("args, problem, instead", [
@@ -430,7 +430,8 @@ def test_wari_refuses_a_game_parameter_and_lists_its_deadline_parameters(server)
     reply = server.one(ALICE, "wari challenge alice alice-pw bob -pits=6")
     assert (reply.subject, reply.to, body_of(reply)) == ("Wari error", [ALICE], error(
         "Wari has no parameter '-pits=6'.",
-        "Parameters of Wari: -nagtime=DURATION|off, -forfeittime=DURATION|off. Send 'wari help' for their meaning.",
+        "Parameters of Wari: -nagtime=DURATION|off, -forfeittime=DURATION|off. Send\n"
+        "'wari help' for their meaning.",
         f"> Subject: wari challenge alice {MASK} bob -pits=6"))
     assert game_count(server) == 0
 
@@ -586,7 +587,7 @@ def test_not_a_board_number(game, board):
     reply = game.one(ALICE, f"superwari move {board} alice alice-pw c")
     assert (reply.subject, reply.to, body_of(reply)) == ("Super-Wari error", [ALICE], error(
         f"'{board}' is not a board number.",
-        "Board numbers are whole numbers such as 101; send 'superwari games' for the boards.",
+        "Board numbers are whole numbers such as 101; send 'superwari games' for the\nboards.",
         f"> Subject: superwari move {board} alice {MASK} c"))
     assert_unchanged(game)
 
@@ -772,7 +773,7 @@ def test_show_beyond_the_move_log(game):
     ("101 foo", "'101 foo' is not a board to show.",
      "Send: superwari show BOARD[#N] [legal], e.g. superwari show 101#3 legal"),
     ("abc", "'abc' is not a board number.",
-     "Board numbers are whole numbers such as 101; send 'superwari games' for the boards."),
+     "Board numbers are whole numbers such as 101; send 'superwari games' for the\nboards."),
     ("102", "There is no Super-Wari board 102.", "Send 'superwari games' for the boards."),
 ])
 def test_show_errors(game, args, problem, instead):

@@ -25,7 +25,7 @@ BOB = "bob@example.org"
 CAROL = "carol@example.org"
 MASK = "********"
 LEGEND = "? provisional: fewer than 20 rated games.\n"
-SHOW_HINT = 'Send "superwari show BOARD" for the whole game: every move and the final board.\n'
+SHOW_HINT = 'Send "superwari show BOARD" for the whole game: every move and the final\nboard.\n'
 
 
 def elo(first: float, second: float, score: float) -> tuple[float, float]:
@@ -198,7 +198,8 @@ def test_a_multi_player_game_is_unrated(players):
     reply = players.one(CAROL, "survive standings")
     assert (reply.subject, body_of(reply)) == ("Survive error", error(
         "Survive may be played by more than two, so it is not rated.",
-        "Standings are kept for the two-player games: serpent, superwari, survival, wari.", "survive standings"))
+        "Standings are kept for the two-player games: serpent, superwari, survival,\nwari.",
+        "survive standings"))
     with players.sessions() as session:
         assert session.scalars(select(Rating)).all() == []
 

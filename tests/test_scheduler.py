@@ -17,6 +17,7 @@ from conftest import maildir_messages
 from mailgen import mail, write_mbox
 from pbmserv import games as registry
 from pbmserv.cli import main
+from pbmserv.commands.lines import meaning
 from pbmserv.games.base import DurationParam, Game, Outcome, Param, PlayerParam, State, Verdict
 from pbmserv.store.models import GameRecord
 
@@ -89,10 +90,16 @@ class Clock(Game):
 @pytest.fixture(autouse=True)
 def clock_game(monkeypatch, tmp_path):
     monkeypatch.setitem(registry._registry, "clock", Clock())
+    # get_game's words and the near-miss lookups are made once, from the games registered
+    # by then (e4128b0): made again with the stand-in, and again without it after the test
+    monkeypatch.setattr(registry, "_words", {})
+    meaning.cache_clear()
     # the stand-in draws no board of its own: a one-line template
     monkeypatch.setattr("pbmserv.play.render_board", lambda game, view, names: f"Round {view['round']}\n")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")
+    yield
+    meaning.cache_clear()
 
 
 T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
