@@ -27,7 +27,7 @@ MASK = "********"
 ADDRESS = {"alice": ALICE, "bob": BOB, "carol": CAROL}
 
 FORFEIT_TIME = timedelta(days=21)  # the default -forfeittime
-ANSWER = "To answer, send: superwari move 101 USERID PASSWORD accept (or reject)"
+ANSWER = "To answer, send:\n  superwari move 101 USERID PASSWORD accept (or reject)"
 VOTE_DRAW = "Vote: alice proposes a draw; waiting for bob to accept or reject."
 
 
@@ -118,7 +118,7 @@ def test_a_player_may_propose_when_it_is_not_their_turn(game):
     replies = vote(game, "bob", "Propose")
     assert [r.subject for r in replies] == ["Super-Wari Board 101 alice"] * 2
     lines = body_of(replies[1]).split("\n")
-    assert lines[2:7] == ["It is alice's turn.", f"bob proposes a draw. {ANSWER}", "Next move: #3",
+    assert lines[2:8] == ["It is alice's turn.", *f"bob proposes a draw. {ANSWER}".split("\n"), "Next move: #3",
                           forfeits("alice", TURN_BEGAN),
                           "Vote: bob proposes a draw; waiting for alice to accept or reject."]
     assert record_row(game)[0] == {"kind": "draw", "by": 1, "accepted": []}
@@ -197,7 +197,7 @@ def test_undo_takes_back_the_proposers_last_move(game):
     replies = vote(game, "alice", "undo")
     note = f"alice proposes to take back the moves from move 3 on. {ANSWER}"
     deadline = (forfeits("bob", TURN_BEGAN + 1) + "\n"
-                + "Vote: alice proposes to take back the moves from move 3 on; waiting for bob to accept or reject.")
+                + "Vote: alice proposes to take back the moves from move 3 on; waiting for bob to\naccept or reject.")
     assert mails(replies) == [
         ("Super-Wari Board 101 bob", [ALICE], summary("It is bob's turn.", BOARDS["c c d"]["alice"], THREE_MOVES,
                                                       note, deadline, next_move=4)),
@@ -249,9 +249,9 @@ def test_undo_takes_back_the_moves_after_the_proposers_own(game):
     assert replays_to_the_stored_state(game)
     # an undone move is no longer the proposer's to take back
     reply = game.one(ALICE, "superwari move 101 alice alice-pw undo")
-    assert body_of(reply).split("\n")[:2] == [
+    assert body_of(reply).split("\n")[:3] == [
         "alice has made no move on board 101, so there is none to take back.",
-        "undo takes back your own last move and every move after it: send it once you have moved."]
+        "undo takes back your own last move and every move after it: send it once you", "have moved."]
 
 
 # --- errors ---------------------------------------------------------------------------------------
@@ -261,10 +261,10 @@ PENDING = "alice proposes"
 
 @pytest.mark.parametrize("before, userid, word, problem, instead", [
     ([], "bob", "accept", "There is no vote on board 101 to accept.",
-     "accept and reject answer a draw (propose) or an undo another player proposed; "
+     "accept and reject answer a draw (propose) or an undo another player proposed;\n"
      "a board mail shows the vote while it is pending."),
     ([], "alice", "Reject", "There is no vote on board 101 to reject.",
-     "accept and reject answer a draw (propose) or an undo another player proposed; "
+     "accept and reject answer a draw (propose) or an undo another player proposed;\n"
      "a board mail shows the vote while it is pending."),
     ([PENDING], "alice", "accept", "alice proposed this vote, so only bob can accept or reject it.",
      "Wait for the answer; a move by any player, yours too, cancels the vote."),
@@ -292,9 +292,9 @@ def test_undo_before_the_proposers_first_move(server):
     server.send(ALICE, "superwari challenge alice alice-pw bob")
     server.send(ALICE, "superwari move 101 alice alice-pw c")
     reply = server.one(BOB, "superwari move 101 bob bob-pw undo")
-    assert (reply.subject, body_of(reply).split("\n")[:2]) == ("Super-Wari Board 101 Error", [
+    assert (reply.subject, body_of(reply).split("\n")[:3]) == ("Super-Wari Board 101 Error", [
         "bob has made no move on board 101, so there is none to take back.",
-        "undo takes back your own last move and every move after it: send it once you have moved."])
+        "undo takes back your own last move and every move after it: send it once you", "have moved."])
     assert record_row(server) == (None, [(1, 0, "move", "c")], "active", "")
 
 
@@ -313,12 +313,12 @@ def test_survive_has_no_votes(server):
     for word, problem, instead in [
         ("propose", "Survive cannot end in a tie, so no draw can be proposed on board 101.",
          "Play on, or give up with: survive resign 101 alice PASSWORD"),
-        ("undo", "Survive has chance and hidden information, so moves cannot be taken back on board 101.",
+        ("undo", "Survive has chance and hidden information, so moves cannot be taken back on\nboard 101.",
          "Send your next move instead: survive move 101 alice PASSWORD MOVE"),
     ]:
         reply = server.one(ALICE, f"survive move 101 alice alice-pw {word}")
         text = body_of(reply)
-        assert (reply.subject, text.split("\n")[:3]) == ("Survive Board 101 Error", [problem, instead, ""])
+        assert (reply.subject, text.split("\n\n")[0]) == ("Survive Board 101 Error", f"{problem}\n{instead}")
         assert text.endswith(f"\nYour message:\n> Subject: survive move 101 alice {MASK} {word}\n")
     reply = server.one(ALICE, "survive move 101 alice alice-pw accept")
     assert reply.subject == "Survive Board 101 Error"
@@ -354,7 +354,7 @@ def test_the_vote_line_is_on_every_board_mail_while_pending(game):
     game.one(CAROL, "superwari subscribe 101 carol carol-pw")
     replies = vote(game, "alice", "undo")
     assert [r.to for r in replies] == [[ALICE], [BOB], [CAROL]]
-    line = "Vote: alice proposes to take back the moves from move 1 on; waiting for bob to accept or reject."
+    line = "Vote: alice proposes to take back the moves from move 1 on; waiting for bob to\naccept or reject."
     assert all(f"\n{line}\n" in body_of(r) for r in replies)
     assert f"\n{line}\n" in body_of(game.one(CAROL, "superwari show 101"))
     assert f"\n{line}\n" in body_of(game.one(BOB, "superwari showas 101 bob bob-pw"))
@@ -414,15 +414,22 @@ def vote_mails() -> list:
 
 
 EXPECTED_NOTES = [  # the note of each board mail pair after the challenge and two moves
-    "bob proposes a draw. To answer, send: superwari move 101 USERID PASSWORD accept (or reject)",
+    f"bob proposes a draw. {ANSWER}",
     "alice rejected bob's proposal of a draw.",
     "",  # alice's d
-    "alice proposes to take back the moves from move 3 on. To answer, send: superwari move 101 USERID PASSWORD "
-    "accept (or reject)",
+    f"alice proposes to take back the moves from move 3 on. {ANSWER}",
     "bob accepted: the moves from move 3 on were taken back.",
-    "alice proposes a draw. To answer, send: superwari move 101 USERID PASSWORD accept (or reject)",
+    f"alice proposes a draw. {ANSWER}",
     "bob accepted: the draw was agreed.",
 ]
+
+
+def note_of(body: str) -> str:
+    """The note of a board mail: its lines after the status line, up to the next move's
+    number or the blank line."""
+    lines = body.split("\n")[3:]
+    end = next(n for n, line in enumerate(lines) if line == "" or line.startswith("Next move: #"))
+    return "\n".join(lines[:end])
 
 
 def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch, serve_url):
@@ -440,8 +447,7 @@ def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch, serve_url):
     assert not [subject for _to, subject, _body in sent_back if "rror" in subject]
     boards = sent_back[2 + 2 * 3:]  # after the sign-ups, the challenge and two moves
     assert [to for to, _subject, _body in boards] == ["alice@example.org", "bob@example.org"] * 7
-    notes = [body.split("\n")[3] for _to, _subject, body in boards[::2]]
-    assert [note if not note.startswith(("bob forfeits", "Next move: #")) else "" for note in notes] == EXPECTED_NOTES
+    assert [note_of(body) for _to, _subject, body in boards[::2]] == EXPECTED_NOTES
     assert "\nbob writes:\nFine.\n" in boards[9][2]
     assert boards[-1][1] == "Super-Wari Board 101"
     assert boards[-1][2].split("\n")[2] == "Draw agreed: the game is a tie."
