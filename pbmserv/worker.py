@@ -30,6 +30,7 @@ from .mail.errors import ErrorReplies, no_command
 from .mail.text import relay_safe
 from .mail.parse import CommandLine, recipients, reply_move, strip_subject
 from .render import render
+from .play import current_state, engine_of
 from .replyto import token_seat
 from .store.models import Inbound
 from .store.queue import queued_inbound_ids
@@ -252,13 +253,15 @@ class Handler:
                     reply_to=tagged_address(self.config.server.address, token) if again else None)
 
     def may_play(self, token: str) -> bool:
-        """Whether the sender may play by replying at this reply-to-play address: it is
-        genuine, its board runs, and the sender is its player's registered address."""
+        """Whether the sender may play now by replying at this reply-to-play address: it
+        is genuine, its board runs, its seat may act, and the sender is its player's
+        registered address."""
         found = token_seat(self.session, self.config, token)
         if found is None or found[0].status != "active":
             return False
         record, seat = found
-        return self.mail.sender.lower() in {a.address_key for a in record.seats[seat].user.addresses if a.confirmed}
+        return seat in engine_of(record).to_act(current_state(record)) and \
+            self.mail.sender.lower() in {a.address_key for a in record.seats[seat].user.addresses if a.confirmed}
 
     def run_single(self, line: CommandLine) -> None:
         self.answer(*self.run(line), quoted_line=line.text)

@@ -270,18 +270,16 @@ def test_a_wrong_move_is_answered_with_the_legal_moves_and_changes_nothing(game)
 
 def test_a_reply_out_of_turn_and_an_empty_reply_are_refused(game):
     reply, = to_address(game, BOB, game.address["bob"], "d")
+    # not bob's turn: no Reply-To to send a move again at, and no line that says to
     assert (reply.subject, reply.to, reply.message["Reply-To"], body_of(reply)) == (
-        "Super-Wari Board 101 Error", [BOB], game.address["bob"], error(
+        "Super-Wari Board 101 Error", [BOB], None, error(
             "It is not bob's turn on board 101. It is alice's turn.",
-            f"Wait for the board mail that says it is your turn.\n{AGAIN}", "> Subject: d", SHOW_2_BOB))
+            "Wait for the board mail that says it is your turn.", "> Subject: d", SHOW_2_BOB))
     reply, = to_address(game, ALICE, game.address["alice"], "Re: Super-Wari Board 101 alice", "")
-    # FAILS ON PURPOSE (reported): this instead line is 80 columns as the command writes it,
-    # and the outbound fill breaks it before its last word, leaving the example move "c"
-    # alone on an unindented line (and c is alice's empty pit here).
     assert (reply.subject, reply.to, reply.message["Reply-To"], body_of(reply)) == (
         "Super-Wari Board 101 Error", [ALICE], game.address["alice"], error(
             "Your reply holds no move.",
-            f"Answer the board mail with just your move: the letter of one of your own pits: c\n{AGAIN}",
+            f"Reply to the board mail with just your move.\nMOVE is one of: a, b, d, e, f, g, h.\n{AGAIN}",
             "> Subject: Re: Super-Wari Board 101 alice", SHOW_2))
     assert_unchanged(game)
 

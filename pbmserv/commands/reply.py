@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..play import current_state, engine_of
 from ..replyto import token_seat
 from .base import CommandError, Context, ask_admins
-from .boards import check_active
+from .boards import check_active, legal_hint
 from .votes import move_or_vote
 
 
@@ -29,5 +29,7 @@ def play_by_reply(ctx: Context, token: str, text: str) -> str:
     check_active(record, ctx.game, user)
     if not text:
         raise CommandError("Your reply holds no move.",
-                           f"Answer the board mail with just your move: {ctx.game.syntax_now(current_state(record), seat)}", board=record, viewer=user)
+                           "Reply to the board mail with just your move.\n"
+                           + legal_hint(ctx.game, record, current_state(record), seat),
+                           board=record, viewer=user)
     return move_or_vote(ctx, ctx.game, record, user, seat, text)
