@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -131,20 +132,30 @@ _loaded = False
 FIRST = ["account", "admin", "game"]
 
 
-def load_commands() -> None:
-    global _loaded
-    if _loaded:
-        return
-    _loaded = True
-    from .. import commands as package
+_ready = False
+_loading = threading.RLock()  # the worker, the scheduler and the listener may ask at once
 
-    for module in pkgutil.iter_modules(package.__path__):
-        if module.name != "base":
-            importlib.import_module(f"{package.__name__}.{module.name}")
-    for registry in (account_commands, game_commands):  # the order of `help`: everyday commands first
-        ordered = sorted(registry.items(), key=lambda item: help_rank(item[1]))
-        registry.clear()
-        registry.update(ordered)
+
+def load_commands() -> None:
+    """Import every command module, once; another thread asking meanwhile waits until
+    the registries are whole (a module imported here may ask again: it goes on)."""
+    global _loaded, _ready
+    if _ready:
+        return
+    with _loading:
+        if _loaded:
+            return
+        _loaded = True
+        from .. import commands as package
+
+        for module in pkgutil.iter_modules(package.__path__):
+            if module.name != "base":
+                importlib.import_module(f"{package.__name__}.{module.name}")
+        for registry in (account_commands, game_commands):  # the order of `help`: everyday commands first
+            ordered = sorted(registry.items(), key=lambda item: help_rank(item[1]))
+            registry.clear()
+            registry.update(ordered)
+        _ready = True
 
 
 def help_rank(cmd: Command) -> tuple[int, str]:
