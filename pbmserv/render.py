@@ -7,7 +7,7 @@ from typing import Any
 
 import jinja2
 
-from .mail.text import fit, fit_mail, wrap, wrap_items
+from .mail.text import fit, wrap, wrap_items
 from .resources import resource_dir
 
 
@@ -43,13 +43,9 @@ def is_command(text: str) -> bool:
 
 
 def fill(text: str) -> str:
-    """`text` with its over-long lines filled, a command after a colon kept whole."""
+    """`text` with its over-long lines filled, a command after a colon kept whole and
+    quoted lines kept: for a template's prose, and for every mail body queued."""
     return fit(text, is_command)
-
-
-def fill_mail(text: str) -> str:
-    """A mail body with its over-long lines filled, quoted lines kept (mail/text.py)."""
-    return fit_mail(text, is_command)
 
 
 def render(template: str, **context: Any) -> str:

@@ -10,7 +10,7 @@ server sent; each test reads every line of the mails of one section. A scenario 
 once per game (and backend) and its mails are kept for the tests of its sections.
 
 Templates and commands wrap their own prose (`fill`, `wrap_items`); the outbound queue
-fills whatever line is still too long (`render.fill_mail`), quoted lines excepted.
+fills whatever line is still too long (`render.fill`), quoted lines excepted.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from test_survive import random_move
 from pbmserv.games import get_game
 from pbmserv.mail.text import WIDTH, wrap_items
 from pbmserv.play import current_state, names
-from pbmserv.render import environment, fill_mail
+from pbmserv.render import environment, fill
 from pbmserv.store.repo import find_game
 
 # 20 characters each, the longest a userid may be
@@ -546,7 +546,7 @@ def test_the_outbound_queue_fills_what_is_still_too_long_but_not_quotes():
     long_quote = "> superwari move 101 bartholomew.overlong ******** c and a comment that runs on and on"
     body = ("Waiting for: bartholomew.overlong, maximilian_longname1, cornelius-the-third, dora.\n"
             "  superwari move 101 bartholomew.overlong PASSWORD MOVE\n" + long_quote)
-    assert fill_mail(body) == (
+    assert fill(body) == (
         "Waiting for: bartholomew.overlong, maximilian_longname1, cornelius-the-third,\n"
         "dora.\n"
         "  superwari move 101 bartholomew.overlong PASSWORD MOVE\n" + long_quote)

@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
-from ..render import fill_mail, render
+from ..render import fill, render
 from ..store.models import Outbound
 from ..store.queue import instance_token, queued_outbound, retry_later
 
@@ -57,7 +57,7 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         if not mail.to:
             continue
         message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
-        body = render("frame.txt", body=fill_mail(mail.body), address=config.server.address)
+        body = render("frame.txt", body=fill(mail.body), address=config.server.address)
         raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to)
         session.add(Outbound(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
                              status="queued", attempts=0, error="", created_at=now))

@@ -150,15 +150,9 @@ def fit(text: str, command: Callable[[str], bool] | None = None) -> str:
     A quoted group of words ('superwari games bob') is not broken. Where `command`
     says that what follows a colon of an over-long line is a command to send ("...,
     send: superwari queue 101 bob PASSWORD cancel"), the command goes whole on a line
-    of its own, indented by two more spaces, if it fits there."""
-    return "\n".join(line if len(line) <= WIDTH else _fit_line(line.rstrip(), command)
-                      for line in text.split("\n"))
-
-
-def fit_mail(text: str, command: Callable[[str], bool] | None = None) -> str:
-    """A whole mail body as `fit` leaves it, except quoted lines (`> `, the player's own
-    words quoted back), which stay as they are: the last guard of the 78 columns, for
-    any line of the server's that no template or command wrapped."""
+    of its own, indented by two more spaces, if it fits there. A quoted line (`> `,
+    the player's own words quoted back) stays as it is: the outbound queue fits whole
+    bodies with this, the last guard of the 78 columns."""
     return "\n".join(line if len(line) <= WIDTH or line.startswith(">") else _fit_line(line.rstrip(), command)
                       for line in text.split("\n"))
 
