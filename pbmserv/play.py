@@ -11,6 +11,9 @@ import random
 import re
 import secrets
 from contextlib import nullcontext
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, object_session
@@ -22,7 +25,7 @@ from .replyto import reply_address
 from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
 from .mail.outbound import Mail
-from .render import render, render_board
+from .render import render, render_board, render_board_html, render_html
 from .store.models import GameRecord, Move, Seat, User
 from .store.repo import next_board_number
 
@@ -288,10 +291,27 @@ def away_until(user: User, now: datetime) -> datetime | None:
     return next((v.end for v in user.vacations if v.start <= now < v.end), None)
 
 
-def board_text(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
-               comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
-               hypothetical: bool = False) -> str:
-    """The body of a board mail as seat `viewer` (None: the public) sees it at `now`.
+@dataclass
+class Board:
+    """A board as one reader's mail shows it: `text` for the text/plain part, and the
+    same data drawn as HTML for the text/html part (`html`, made only for a mail that
+    carries one)."""
+
+    text: str
+    context: dict[str, Any]  # what board.txt was given, but the drawing
+    game: Game
+    view: dict[str, Any]
+
+    @cached_property
+    def html(self) -> str:
+        drawing = render_board_html(self.game, self.view, self.context["names"])
+        return render_html("board.html", **self.context, drawing=drawing)
+
+
+def board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
+          comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
+          hypothetical: bool = False) -> Board:
+    """A board mail's board as seat `viewer` (None: the public) sees it at `now`.
     A `hypothetical` position (a preview) shows no deadlines nor next move: they are
     the real board's."""
     game = engine_of(record)
@@ -302,13 +322,12 @@ def board_text(config: Config, record: GameRecord, state: State, viewer: int | N
     width = max([len(n) for n in players] + [len(c) for cells in rows for c in cells]) + 2
     if upto is not None:
         note = f"Position after move {upto} of {len(record.moves)}."
-    return render(
-        "board.txt", title=game.title, board=record.board, status=status_line(record, state),
-        note=note, deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
-        names=players, rows=rows, width=width,
-        drawing=render_board(game, game.view(state, viewer), players),
-        comments=[(who, text) for who, text in comments if text.strip()],
-    )
+    view = game.view(state, viewer)
+    context = dict(
+        title=game.title, board=record.board, status=status_line(record, state), note=note,
+        deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
+        names=players, rows=rows, width=width, comments=[(who, text) for who, text in comments if text.strip()])
+    return Board(render("board.txt", **context, drawing=render_board(game, view, players)), context, game, view)
 
 
 SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
@@ -329,29 +348,45 @@ def real_comment(comments: list[tuple[str, str]]) -> bool:
 
 def board_mails(config: Config, record: GameRecord, state: State, comments: list[tuple[str, str]], now: datetime,
                 *, new: bool = False, note: str = "", private: frozenset[int] | None = None,
-                extra: dict[int, str] | None = None, notes: dict[int, str] | None = None) -> list[Mail]:
+                extra: dict[int, str] | None = None, notes: dict[int, str] | None = None,
+                always: bool = False) -> list[Mail]:
     """One board mail to every player, each from that player's own side, to all their
     addresses (and `extra[seat]`, an unregistered address the seat's command came
     from), and one to each observer, as the public sees it. Comments on a private
     action go only to the seats in `private`; `notes[seat]` goes to that seat alone,
     after `note`. A player's mail has a Reply-To of its own
-    (`replyto.py`): an answer holding just the next move plays it."""
+    (`replyto.py`): an answer holding just the next move plays it. Each reader's
+    `mail` preference (`wants_mail`) may hold a mail back, unless it is `always`
+    sent (a deadline's); the seats of `extra`, whose command this answers, get theirs."""
     mail_subject = subject(record, state, new=new)
     players = {seat.user_id for seat in record.seats}
+    acting = engine_of(record).to_act(state) if record.status == "active" else frozenset()
     readers: list[tuple[int | None, list[str]]] = []
     for seat in record.seats:
         to = seat.user.emails
         address = (extra or {}).get(seat.seat)
         if address and address.lower() not in {a.lower() for a in to}:
             to = to + [address]
-        readers.append((seat.seat, to))
+        if always or seat.seat in (extra or {}) or wants_mail(seat.user, seat.seat in acting, record):
+            readers.append((seat.seat, to))
     readers += [(None, sub.user.emails) for sub in record.subscriptions
-                if sub.user_id not in players and not sub.user.disabled]
+                if sub.user_id not in players and not sub.user.disabled
+                and (always or wants_mail(sub.user, False, record))]
     mails = []
     for viewer, to in readers:
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
         reply_to = reply_address(config, record, viewer) if viewer is not None else None
         own = "\n".join(line for line in (note, (notes or {}).get(viewer, "")) if line)
-        mails.append(Mail(to, marked, board_text(config, record, state, viewer, now, shown, note=own), reply_to))
+        drawn = board(config, record, state, viewer, now, shown, note=own)
+        mails.append(Mail(to, marked, drawn.text, reply_to, [drawn]))
     return mails
+
+
+def wants_mail(user: User, must_act: bool, record: GameRecord) -> bool:
+    """Whether `user`'s `mail` preference takes this board mail now: `every` all of
+    them, `turn` those where they must act and the game's end, `digest` none (the
+    daily digest tells them, `digest.py`)."""
+    if user.mail == "turn":
+        return must_act or record.status != "active"
+    return user.mail != "digest"

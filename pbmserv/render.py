@@ -1,27 +1,33 @@
-"""Jinja2 text rendering: engines return data, templates draw the ASCII."""
+"""Jinja2 rendering: engines return data, templates draw the ASCII board and, for
+mail clients with proportional fonts, the same board as an HTML table."""
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 
 from .mail.text import fit, wrap, wrap_items
 from .resources import resource_dir
 
 
 @cache
-def environment() -> jinja2.Environment:
+def environment(html: bool = False) -> jinja2.Environment:
+    """The text templates' environment, or with `html` the HTML templates' one, whose
+    every value is escaped (a comment, a userid, a quoted subject is a stranger's)."""
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(resource_dir("templates"))),
-        autoescape=False,
+        autoescape=html,
         undefined=jinja2.StrictUndefined,
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
     )
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
+    env.filters["paragraphs"] = paragraphs
     # prose to the mail width: `wrap` fills a paragraph, `fill` only the lines that are
     # too long (a command kept whole), `wrap_items` a list such as the legal moves
     env.globals.update(wrap=wrap, fill=fill, wrap_items=wrap_items)
@@ -52,6 +58,32 @@ def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 
 
+def render_html(template: str, **context: Any) -> Markup:
+    """An HTML template's output, marked safe: one template may hold another's."""
+    return Markup(environment(html=True).get_template(template).render(**context))
+
+
+def paragraphs(text: str) -> list[Markup]:
+    """Text for an HTML part, escaped: a paragraph at each blank line, whose lines,
+    broken for 78 columns, are joined again; unless one is quoted or indented (the
+    player's own mail, a list), and then the lines stay lines."""
+    result = []
+    for block in re.split(r"\n[ \t]*\n", text.strip("\n")):
+        lines = block.split("\n")
+        if any(line[:1] in (">", " ") for line in lines):
+            result.append(Markup("<br>\n").join(
+                Markup("&nbsp;" * (len(line) - len(line.lstrip(" ")))) + escape(line.lstrip(" ")) for line in lines))
+        elif block.strip():
+            result.append(escape(" ".join(line.strip() for line in lines)))
+    return result
+
+
 def render_board(game, view: dict[str, Any], names: list[str]) -> str:
     """A game's ASCII board: `templates/games/<game.template>` with the seat's view."""
     return render(f"games/{game.template}", view=view, names=names)
+
+
+def render_board_html(game, view: dict[str, Any], names: list[str]) -> str:
+    """The same board as an HTML table: `templates/games/<name>.html`, from the same
+    view data as the text template."""
+    return render_html(f"games/{game.template.removesuffix('.txt')}.html", view=view, names=names)

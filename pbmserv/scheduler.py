@@ -23,10 +23,11 @@ from .clocks import FORFEIT, NAG, Deadline, in_words, setting_seconds, shifted
 from .config import Config
 from .games import State
 from .mail.outbound import Mail, queue_mails
-from .play import (board_mails, board_text, current_state, engine_of, next_deadline, record_action, set_due,
+from .play import (board, board_mails, current_state, engine_of, next_deadline, record_action, set_due,
                    when)
 from .replyto import reply_address
-from .store.models import GameRecord, Setting
+from .digest import due_digest, send_digest
+from .store.models import GameRecord, Setting, User
 from .store.retention import Retained, retain
 
 log = logging.getLogger(__name__)
@@ -44,14 +45,18 @@ def next_due(session: Session, now: datetime) -> GameRecord | None:
 
 
 def run_due(sessions: sessionmaker[Session], config: Config, now: datetime) -> int:
-    """Fire every deadline due by `now`; the number fired."""
+    """Fire every deadline and send every digest due by `now`, earliest first; the
+    number fired."""
     fired = 0
     while True:
         with sessions.begin() as session:
-            record = next_due(session, now)
-            if record is None:
+            record, user = next_due(session, now), due_digest(session, now)
+            if record is None and user is None:
                 return fired
-            fire(session, config, record)
+            if user is not None and (record is None or user.digest_due < record.due_at):
+                send_digest(session, config, user)
+            else:
+                fire(session, config, record)
         fired += 1
 
 
@@ -70,7 +75,7 @@ def fire(session: Session, config: Config, record: GameRecord) -> None:
         record_action(session, record, state, -1, "timeout", deadline.name, "", deadline.due, None)
         note = f"Deadline passed: {deadline.name}."
     log.info("%s of %s board %s", note, record.game_type, record.board)
-    mails = board_mails(config, record, state, [], deadline.due, note=note)
+    mails = board_mails(config, record, state, [], deadline.due, note=note, always=True)
     queue_mails(session, config, mails, f"t{record.id}-{len(record.moves)}", deadline.due)
 
 
@@ -83,10 +88,10 @@ def nag(session: Session, config: Config, record: GameRecord, state: State, dead
     since = datetime.fromisoformat(record.clocks[key]["since"])
     note = f"Reminder: it has been {user.userid}'s turn since {when(since)}."
     title = engine_of(record).title
-    body = board_text(config, record, state, deadline.seat, deadline.due, note=note)
+    shown = board(config, record, state, deadline.seat, deadline.due, note=note)
     log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
-    mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", body,
-                reply_address(config, record, deadline.seat))
+    mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", shown.text,
+                reply_address(config, record, deadline.seat), [shown])
     queue_mails(session, config, [mail],
                 f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
 
@@ -156,8 +161,12 @@ def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
 
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
-    """When the next deadline of any active game falls due (for `serve` to sleep until)."""
+    """When the next deadline of any active game or the next digest falls due (for
+    `serve` to sleep until)."""
     with sessions() as session:
-        return session.scalar(select(GameRecord.due_at).where(GameRecord.status == "active",
-                                                               GameRecord.due_at.is_not(None))
-                              .order_by(GameRecord.due_at).limit(1))
+        board = session.scalar(select(GameRecord.due_at).where(GameRecord.status == "active",
+                                                                GameRecord.due_at.is_not(None))
+                               .order_by(GameRecord.due_at).limit(1))
+        digest = session.scalar(select(User.digest_due).where(User.digest_due.is_not(None))
+                                .order_by(User.digest_due).limit(1))
+    return min((moment for moment in (board, digest) if moment is not None), default=None)

@@ -283,7 +283,7 @@ class Handler:
             ctx, outcome = self.run(line)
             if isinstance(outcome, CommandError):
                 failed = True
-                results.append((self.mask(line.text), self.errors.text(outcome, with_board=False)))
+                results.append((self.mask(line.text), self.errors.text(outcome)))
                 continue
             answer = "\n".join(mail.body.rstrip("\n") for mail in ctx.replies) or outcome
             results.append((self.mask(line.text), answer))

@@ -48,6 +48,12 @@ def maildir_messages(path) -> list[mailbox.MaildirMessage]:
     return [message for _date, _name, message in sorted(found, key=lambda item: item[:2])]
 
 
+def plain(message) -> str:
+    """The text/plain part of a reply, decoded: a board mail has an HTML part too."""
+    part = next(p for p in message.walk() if p.get_content_type() == "text/plain")
+    return part.get_payload(decode=True).decode(part.get_content_charset() or "utf-8")
+
+
 @dataclass
 class Reply:
     to: list[str]
@@ -166,7 +172,8 @@ class Server:
         replies = []
         for recipients, raw_reply in self.transport.delivered[before:]:
             message = email.message_from_bytes(raw_reply, policy=email.policy.default)
-            replies.append(Reply(recipients, message["Subject"], message.get_content(), message))
+            text = message.get_body(("plain",))  # a board mail's HTML part is the other one
+            replies.append(Reply(recipients, message["Subject"], text.get_content(), message))
         return replies
 
     def wait(self, delta: timedelta) -> list[Reply]:

@@ -50,6 +50,8 @@ Account commands:
       close your account, resigning every game you play
   all games USERID
       the running boards of a player in every game, with their status
+  set USERID PASSWORD [NAME VALUE]
+      your mail preferences; alone: show them
   vacation USERID PASSWORD on|off|DAYS
       go away (for DAYS, or until 'off'): no reminders or forfeits meanwhile
 

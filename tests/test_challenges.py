@@ -10,7 +10,7 @@ import mailbox
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import body_of, maildir_messages, sent
+from conftest import body_of, maildir_messages, sent, plain
 from mailgen import mail, write_mbox
 from sqlalchemy import func, select
 from test_smtp import RunningServer
@@ -445,7 +445,7 @@ def test_refuse_welcome_and_decline_through_replay(tmp_path, monkeypatch, capsys
     assert "Replayed 7 mails: 7 answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in capsys.readouterr().out
     out = maildir_messages(tmp_path / "out")
     assert [m["Subject"] for m in out] == SESSION_SUBJECTS
-    text = [m.get_payload(decode=True).decode() for m in out]
+    text = [plain(m) for m in out]
     assert text[3].startswith("bob does not accept challenges of Super-Wari.\n")
     assert out[8]["To"] == "bob@example.org"
     assert "\nGame declined by bob: no result.\n" in text[8] and "bob writes:\nMaybe next month.\n" in text[8]

@@ -14,7 +14,7 @@ from pathlib import Path
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
 
-from conftest import make_mail
+from conftest import make_mail, plain
 from mailgen import game_mails
 from pbmserv.store.models import GameRecord, Inbound
 from test_smtp import RunningServer
@@ -48,7 +48,7 @@ def test_conflicting_moves_over_many_connections_at_once(tmp_path, serve_url):
         running.stop()
     answers = replies[4:]
     played = [r for r in answers if r["Subject"] == "Super-Wari Board 101 bob"]
-    refused = [r.get_payload(decode=True).decode() for r in answers if r["Subject"] == "Super-Wari Board 101 Error"]
+    refused = [plain(r) for r in answers if r["Subject"] == "Super-Wari Board 101 Error"]
     assert len(played) == 2 and len(refused) == 7
     assert all(" received as move #1, but the next move on board 101 is #2." in text for text in refused)
     assert not [r for r in replies if b"locked" in r.as_bytes().lower()]

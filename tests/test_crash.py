@@ -37,6 +37,7 @@ import pytest
 from mailgen import game_mails
 from test_serve_process import HOST, SERVER_ADDRESS, ServeProcess, base_env, db_path, free_port, outbox, wait_for
 from test_smtp import Relay
+from conftest import plain
 
 SETTLE_SECONDS = 20.0  # for the server to answer everything it holds
 SEND_ATTEMPTS = 6  # tries for one mail across restarts (a real MTA retries too)
@@ -54,7 +55,7 @@ class GameMail:
         self.sender = email.utils.parseaddr(str(message["From"]))[1]
         self.subject = str(message["Subject"])
         self.raw = message.as_bytes(policy=email.policy.SMTP)
-        found = MOVE.search(self.subject) or MOVE.search(message.get_content())
+        found = MOVE.search(self.subject) or MOVE.search(plain(message))
         self.move = (int(found[4]), found[3]) if found else None  # (number, move)
 
     def expected_recipients(self, players: tuple[str, ...]) -> set[str]:

@@ -16,7 +16,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import func, select
 
-from conftest import body_of, drawing, maildir_messages, mails
+from conftest import body_of, drawing, maildir_messages, mails, plain
 from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.config import ConfigError, load_config
@@ -590,7 +590,7 @@ def test_replay_with_jumping_dates_nags_and_forfeits_the_same_every_time(tmp_pat
     assert main(["replay", str(box), "--outbox", "second"]) == 0
     assert capsys.readouterr().out.count(
         "Replayed 5 mails: 5 answered, 0 ignored (loop rules), 0 duplicates, 0 failed.\n9 replies written to ") == 2
-    sent = [(m["To"], m["Subject"], m["Date"], m.get_payload(decode=True).decode())
+    sent = [(m["To"], m["Subject"], m["Date"], plain(m))
             for m in maildir_messages(tmp_path / "first")]
     naive = challenged.replace(tzinfo=None)
     assert [(to, subject, date) for to, subject, date, _body in sent] == [
@@ -637,7 +637,7 @@ def test_tick_fires_a_forfeit_that_is_due_now(server, tmp_path, monkeypatch, cap
     sent = maildir_messages(tmp_path / "outbox")
     assert [(m["To"], m["Subject"]) for m in sent] == [
         (BOB, "Nag: Super-Wari Board 101 bob"), (ALICE, "Super-Wari Board 101"), (BOB, "Super-Wari Board 101")]
-    assert [m.get_payload(decode=True).decode().split("\n\n")[1] for m in sent[1:]] == [
+    assert [plain(m).split("\n\n")[1] for m in sent[1:]] == [
         "Game won by alice.\nbob forfeited: no move for 5 days."] * 2
     assert record_of(server)["moves"][-1] == (2, 1, "forfeit", "forfeit", since + 5 * DAY)
     assert main(["tick", "--config", str(config)]) == 0

@@ -12,7 +12,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from conftest import body_of, maildir_messages, mails
+from conftest import body_of, maildir_messages, mails, plain
 from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.store.models import GameRecord, Subscription
@@ -400,9 +400,9 @@ def test_an_observer_gets_the_board_mail_over_smtp(tmp_path, serve_url):
         (CAROL, "Super-Wari Board 101 alice"),
         (ALICE, "Super-Wari Board 101 bob **"), (BOB, "Super-Wari Board 101 bob **"),
         (CAROL, "Super-Wari Board 101 bob **")]
-    alice, observer = (r.get_payload(decode=True).decode() for r in (replies[6], replies[8]))
+    alice, observer = (plain(r) for r in (replies[6], replies[8]))
     assert observer == alice and "\n  #1 c\n" in observer and "\nalice writes:\nWatch this.\n" in observer
-    assert replies[5].get_payload(decode=True).decode().startswith(
+    assert plain(replies[5]).startswith(
         "You watch Super-Wari board 101 now: every board mail of it comes to you too.\n")
     for reply in replies:  # no password; a random tag may hold "-pw" by chance, a password never
         assert not any(password in reply.as_bytes() for password in (b"alice-pw", b"bob-pw", b"carol-pw"))
@@ -432,7 +432,7 @@ def test_replay_of_a_mailbox_with_an_observer_and_a_chat(tmp_path, monkeypatch, 
         (CAROL, "pbmserv chat"), (ALICE, "Chat: Super-Wari Board 101 carol"), (BOB, "Chat: Super-Wari Board 101 carol"),
         (ALICE, "Super-Wari Board 101 bob **"), (BOB, "Super-Wari Board 101 bob **"),
         (CAROL, "Super-Wari Board 101 bob **")]
-    bodies = [m.get_payload(decode=True).decode() for m in out]
+    bodies = [plain(m) for m in out]
     assert bodies[6].startswith("Your chat on Super-Wari board 101 was sent to alice, bob.\n")
     assert bodies[7].startswith(chat_text("carol", "May the best one win."))
     assert bodies[11] == bodies[9] and "\nalice writes:\nThanks, carol.\n" in bodies[11]

@@ -8,7 +8,7 @@ from datetime import datetime, timedelta, timezone
 
 from sqlalchemy import select
 
-from conftest import maildir_messages
+from conftest import maildir_messages, plain
 from mailgen import mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.store.models import GameRecord
@@ -39,9 +39,9 @@ def helper_mails() -> list:
 
 def check(replies) -> None:
     assert [(r["To"].split("@")[0], r["Subject"]) for r in replies] == EXPECTED
-    preview = replies[5].get_payload(decode=True).decode()
+    preview = plain(replies[5])
     assert "\nPreview after c; a; d: nothing was played.\n" in preview
-    auto = replies[9].get_payload(decode=True).decode()
+    auto = plain(replies[9])
     assert "\nbob's queued move was played (auto).\n" in auto
     assert "\n  #1 c         #2 a (auto)\n" in auto
     assert "\nNext move: #3\n" in auto

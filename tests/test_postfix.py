@@ -31,7 +31,7 @@ from pathlib import Path
 import pytest
 from sqlalchemy import select
 
-from conftest import deployment_block, maildir_messages
+from conftest import deployment_block, maildir_messages, plain
 from mailgen import game_mails, mail
 
 POSTFIX = shutil.which("postfix") or shutil.which("postfix", path="/usr/sbin:/usr/local/sbin")
@@ -303,7 +303,7 @@ def test_a_game_and_a_blind_copy_to_a_reply_address_over_lmtp_through_postfix(po
         postfix.send(bobs_blind_copy(), [address])
         replies = postfix.replies(running.maildir, 8)
         assert [(r["To"], r["Subject"]) for r in replies[6:]] == AFTER_BOBS_MOVE
-        assert "bob writes:\nMy turn.\n" in replies[-1].get_payload(decode=True).decode()
+        assert "bob writes:\nMy turn.\n" in plain(replies[-1])
         with running.sessions() as session:
             raw = session.scalars(select(Inbound.raw).order_by(Inbound.id)).all()
         assert len(raw) == 5
@@ -559,7 +559,7 @@ def test_a_game_and_a_blind_copy_to_a_reply_address_through_the_pipe_with_proces
     postfix.send(bobs_blind_copy(), [address])
     replies = postfix.replies(pipe.outbox, 8)
     assert [(r["To"], r["Subject"]) for r in replies[6:]] == AFTER_BOBS_MOVE
-    assert "bob writes:\nMy turn.\n" in replies[-1].get_payload(decode=True).decode()
+    assert "bob writes:\nMy turn.\n" in plain(replies[-1])
     postfix.send(help_mail(9), [ADDRESS], sender="")  # a bounce is stored, and not answered
     sessions = open_database(pipe.url)
     postfix.wait_for(lambda: at_least(6, pipe.rows(sessions)), "the bounce to be stored")

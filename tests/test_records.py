@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from conftest import FOOTER, body_of, maildir_messages
+from conftest import FOOTER, body_of, maildir_messages, plain
 from mailgen import game_mails, mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.commands import records
@@ -254,8 +254,8 @@ def test_help_on_the_record_commands(players):
 
 def test_the_final_board_mail_is_the_complete_game_record(server):
     mails = game_mails("superwari", seed=1)
-    moves = [re.search(r"superwari move 101 \w+ \S+ (\w+) #", m["Subject"] + m.get_content())[1]
-             for m in mails if "move 101" in m["Subject"] + m.get_content()]
+    moves = [re.search(r"superwari move 101 \w+ \S+ (\w+) #", m["Subject"] + plain(m))[1]
+             for m in mails if "move 101" in m["Subject"] + plain(m)]
     assert len(moves) == 54  # 27 rows: far more than the 10 a running board shows
     game = get_game("superwari")
     state = game.setup(2, {p.name: p.default for p in game.params}, None)
@@ -323,7 +323,7 @@ def test_records_through_replay(tmp_path, monkeypatch, capsys):
     assert main(["replay", str(box), "--outbox", "out"]) == 0
     assert "Replayed 10 mails: 10 answered" in capsys.readouterr().out
     sent = maildir_messages(tmp_path / "out")
-    last = [(m["To"], m["Subject"], without_footer(m.get_payload(decode=True).decode())) for m in sent[-3:]]
+    last = [(m["To"], m["Subject"], without_footer(plain(m))) for m in sent[-3:]]
     texts = records_texts("2026-12-31")
     assert last == [(CAROL, "Super-Wari history", texts[0]), (CAROL, "Super-Wari history", texts[1]),
                     (CAROL, "Super-Wari standings", texts[2])]
@@ -339,7 +339,7 @@ def test_records_through_serve(tmp_path, serve_url):
         replies = running.replies(3 + 4 * 2 + 3)
     finally:
         running.stop()
-    last = [(m["To"], m["Subject"], without_footer(m.get_payload(decode=True).decode())) for m in replies[-3:]]
+    last = [(m["To"], m["Subject"], without_footer(plain(m))) for m in replies[-3:]]
     date = re.search(r"  101  (\d{4}-\d{2}-\d{2})  ", last[0][2])[1]  # the server's own clock: today
     texts = records_texts(date)
     assert last == [(CAROL, "Super-Wari history", texts[0]), (CAROL, "Super-Wari history", texts[1]),

@@ -18,7 +18,7 @@ from sqlalchemy.orm import Session
 
 from pbmserv.cli import main
 from pbmserv.store.models import GameRecord
-from conftest import maildir_messages
+from conftest import maildir_messages, plain
 from mailgen import game_mails, mail, write_mbox
 from pbmserv.games import get_game
 
@@ -27,7 +27,7 @@ ROOT = Path(__file__).parent.parent
 
 def replies(outbox: Path) -> list[tuple[str, str, str]]:
     """(To, Subject, body) of every reply, in the order the server wrote them."""
-    return [(m["To"], m["Subject"], m.get_payload(decode=True).decode()) for m in maildir_messages(outbox)]
+    return [(m["To"], m["Subject"], plain(m)) for m in maildir_messages(outbox)]
 
 
 @pytest.fixture(autouse=True)
@@ -56,7 +56,7 @@ def test_a_whole_game_by_mail(tmp_path, capsys, game, params, seed):
     # the last move to both players, then the `show`; mailgen's reply-style moves say
     # "Your turn.", a real comment, so their board mails are marked
     last_move = mails[-2]
-    marked = " **" if "Your turn." in last_move.get_content() else ""
+    marked = " **" if "Your turn." in plain(last_move) else ""
     assert [subject for subject, _body in final] == [over + marked, over + marked, over]
     assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final[-1][1], re.MULTILINE)
 

@@ -24,7 +24,7 @@ from email.message import EmailMessage
 import pytest
 from sqlalchemy import text
 
-from conftest import body_of, drawing, maildir_messages, mails, sent
+from conftest import body_of, drawing, maildir_messages, mails, sent, plain
 from mailgen import game_mails, mail, write_mbox
 from pbmserv.cli import main
 from pbmserv.replyto import reply_address, token_seat
@@ -421,7 +421,7 @@ def test_a_reply_over_smtp_to_the_reply_address_plays(running):
     replies = running.replies(8)
     assert [(r["To"], r["Subject"], r["Reply-To"] is not None) for r in replies[6:]] == [
         (ALICE, "Super-Wari Board 101 alice **", True), (BOB, "Super-Wari Board 101 alice **", True)]
-    assert "bob writes:\nMy turn.\n" in replies[-1].get_payload(decode=True).decode()
+    assert "bob writes:\nMy turn.\n" in plain(replies[-1])
     assert moves_over_smtp(running) == 2
 
 

@@ -13,7 +13,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 from sqlalchemy import select
 
-from conftest import maildir_messages
+from conftest import maildir_messages, plain
 from mailgen import mail, write_mbox
 from pbmserv import games as registry
 from pbmserv.cli import main
@@ -107,7 +107,7 @@ T0 = datetime(2026, 11, 2, 9, 0, tzinfo=timezone.utc)
 
 def replies(outbox) -> list[tuple[str, str, str, str]]:
     """(To, Subject, Date, body) of every reply, in the order the server wrote them."""
-    return [(m["To"], m["Subject"], m["Date"], m.get_payload(decode=True).decode())
+    return [(m["To"], m["Subject"], m["Date"], plain(m))
             for m in maildir_messages(outbox)]
 
 
@@ -230,4 +230,4 @@ def test_serve_fires_a_deadline_while_it_runs(tmp_path, monkeypatch, serve_url):
     finally:
         del Clock.timers
     assert [r["Subject"] for r in found[-2:]] == ["Clock Board 101", "Clock Board 101"]
-    assert "Game won by alice." in found[-1].get_payload(decode=True).decode()
+    assert "Game won by alice." in plain(found[-1])

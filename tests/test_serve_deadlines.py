@@ -20,6 +20,7 @@ from pbmserv.server import utcnow
 from pbmserv.store.db import open_database
 from pbmserv.store.models import GameRecord, Setting
 from test_smtp import RunningServer, read_maildir
+from conftest import plain
 
 
 def mail(sender: str, subject: str) -> EmailMessage:
@@ -78,7 +79,7 @@ def test_serve_nags_and_forfeits_a_player_whose_time_ran_out(tmp_path, serve_url
     assert sorted((m["Subject"], m["To"]) for m in late) == [
         ("Nag: Super-Wari Board 101 alice", "alice@example.org"),
         ("Super-Wari Board 101", "alice@example.org"), ("Super-Wari Board 101", "bob@example.org")]
-    nag, forfeit = (m.get_payload(decode=True).decode() for m in late[:2])
+    nag, forfeit = (plain(m) for m in late[:2])
     assert "\nReminder: it has been alice's turn since " in nag
     assert "\nGame won by bob.\nalice forfeited: no move for 2 hours.\n" in forfeit
     with open_database(serve_url)() as session:
@@ -123,7 +124,7 @@ def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys
     for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
         monkeypatch.delenv(name, raising=False)
     assert main(["replay", str(write_mbox(tmp_path / "away.mbox", mails)), "--outbox", "out"]) == 0
-    shows = [m.get_payload(decode=True).decode() for m in read_maildir(tmp_path / "out")
+    shows = [plain(m) for m in read_maildir(tmp_path / "out")
              if m["To"] == "bob@example.org" and m["Subject"].startswith("Super-Wari Board 101")]
     assert "\nIt is alice's turn.\n" in shows[0] and "alice forfeits if no move by 2026-11-06" in shows[0]
     assert "\nGame won by bob.\nalice forfeited: no move for 2 days.\n" in shows[1]

@@ -17,7 +17,7 @@ import pytest
 from aiosmtpd.controller import Controller
 from sqlalchemy import select
 
-from conftest import maildir_messages
+from conftest import maildir_messages, plain
 from mailgen import game_mails
 from pbmserv.config import load_config
 from pbmserv.mail.outbound import SmtpTransport, deliver_queued
@@ -101,7 +101,7 @@ def test_a_whole_game_over_smtp_into_the_maildir(running, game, title):
     replies = running.replies(expected)
     assert len(replies) == expected
     assert not [r["Subject"] for r in replies if "rror" in r["Subject"]]
-    final = replies[-1].get_payload(decode=True).decode()
+    final = plain(replies[-1])
     assert replies[-1]["Subject"] == f"{title} Board 101" and replies[-1]["To"] == "alice@example.org"
     assert re.search(r"^(Game won by (alice|bob)\.|Game was a tie\.)$", final, re.MULTILINE)
     assert replies[-1]["In-Reply-To"] == mails[-1]["Message-ID"]

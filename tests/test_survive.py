@@ -19,6 +19,7 @@ from pbmserv.mail.outbound import deliver_queued
 from pbmserv.render import render_board
 from pbmserv.scheduler import run_due
 from pbmserv.store.models import GameRecord
+from conftest import plain
 
 GAME = get_game("survive")
 NAMES = ["alice", "bob", "carol", "dave", "erin", "frank", "gina"]
@@ -664,7 +665,7 @@ class MailGame:
         from conftest import Reply
         for to, raw in self.server.transport.delivered[before:]:
             message = email.message_from_bytes(raw, policy=email.policy.default)
-            reply = Reply(to, message["Subject"], message.get_content(), message)
+            reply = Reply(to, message["Subject"], plain(message), message)
             assert "Deadline passed: " in reply.text
             self.mails.append((reply.to, reply.text, self.record().state))
 

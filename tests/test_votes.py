@@ -8,7 +8,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta, timezone
 
 import pytest
-from conftest import body_of, drawing, maildir_messages, mails, sent
+from conftest import body_of, drawing, maildir_messages, mails, sent, plain
 from mailgen import mail, write_mbox
 from sqlalchemy import create_engine, select
 from sqlalchemy.orm import Session
@@ -442,7 +442,7 @@ def test_votes_through_pbmserv_replay(tmp_path, capsys, monkeypatch, serve_url):
     url = serve_url
     assert main(["replay", str(box), "--db", url, "--outbox", "out"]) == 0
     assert "Replayed 12 mails: 12 answered, 0 ignored (loop rules), 0 duplicates, 0 failed." in capsys.readouterr().out
-    sent_back = [(m["To"], m["Subject"], m.get_payload(decode=True).decode())
+    sent_back = [(m["To"], m["Subject"], plain(m))
                  for m in maildir_messages(tmp_path / "out")]
     assert not [subject for _to, subject, _body in sent_back if "rror" in subject]
     boards = sent_back[2 + 2 * 3:]  # after the sign-ups, the challenge and two moves
@@ -473,7 +473,7 @@ def test_votes_through_a_real_serve(tmp_path, serve_url):
         assert sorted((r["Subject"], r["To"]) for r in last) == [("Super-Wari Board 101", ALICE),
                                                                  ("Super-Wari Board 101", BOB)]
         for reply in last:
-            assert reply.get_payload(decode=True).decode().split("\n")[2:4] == [
+            assert plain(reply).split("\n")[2:4] == [
                 "Draw agreed: the game is a tie.", "bob accepted: the draw was agreed."]
         with running.sessions() as session:
             record = session.scalar(select(GameRecord))

@@ -63,11 +63,11 @@ class Context:
     replies: list[Mail] = field(default_factory=list)  # answers to the sender
     notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)
 
-    def reply(self, subject: str, body: str, also_to: list[str] = ()) -> None:
+    def reply(self, subject: str, body: str, also_to: list[str] = (), boards: list = ()) -> None:
         """Answer the sender (and `also_to`, e.g. the registered addresses of a user
-        who sent from elsewhere)."""
+        who sent from elsewhere); `boards`: the boards (`play.Board`) `body` shows."""
         to = [self.mail.reply_to] + [a for a in also_to if a.lower() != self.mail.reply_to.lower()]
-        self.replies.append(Mail(to=to, subject=subject, body=body))
+        self.replies.append(Mail(to=to, subject=subject, body=body, boards=list(boards)))
 
     def notify(self, to: list[str], subject: str, body: str, reply_to: str | None = None) -> None:
         if to:

@@ -81,7 +81,8 @@ def meaning(first: str, second: str, board_second: bool) -> tuple[tuple[Game, ..
         return (), tuple(family[n] for n in close_names(second, family, COMMAND_CUTOFF)), 2
     if first in game_commands and board_second:
         return (), (game_commands[first],), 1  # `move 101 carol ...`: which game?
-    singles = [name for name in account_commands if " " not in name]
+    # a word as short as `set` is one letter from too much prose ("Sent from my iPhone")
+    singles = [name for name in account_commands if " " not in name and len(name) > 3]
     meant = close_names(first, singles, GAME_CUTOFF)
     return ((), tuple(account_commands[n] for n in meant), 1) if meant else None
 

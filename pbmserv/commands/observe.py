@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..games import Game, get_game
 from ..mail.text import fit
-from ..play import board_text, current_state, seat_of, subject
+from ..play import board, current_state, seat_of, subject
 from ..render import render
 from ..store.models import GameRecord, Subscription, User
 from .account import relay_text
@@ -48,10 +48,11 @@ class Subscribe(GameCommand):
                                f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD")
         record.subscriptions.append(Subscription(user=user))
         state = current_state(record)
+        shown = board(ctx.config, record, state, None, ctx.now)
         ctx.reply(subject(record, state),
                   f"You watch {game.title} board {record.board} now: every board mail of it comes to you too.\n"
                   f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD\n\n"
-                  + board_text(ctx.config, record, state, None, ctx.now), also_to=user.emails)
+                  + shown.text, also_to=user.emails, boards=[shown])
         return f"{user.userid} watches {game.title} board {record.board}."
 
 

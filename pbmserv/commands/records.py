@@ -19,7 +19,7 @@ standings
     A game for more than two players is not rated: `survive standings` is an error.
 
 The complete game record needs no command: when a board ends, each player's final
-board mail (`play.board_text`) holds every move, the final board and the result.
+board mail (`play.board_mails`) holds every move, the final board and the result.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from ..commands.base import CommandError
 from ..config import Config
-from ..play import board_text, current_state, engine_of, seat_of
+from ..play import Board, board, current_state, engine_of, seat_of
 from ..render import render
 from ..store.models import Inbound
 from ..store.repo import uses_left
@@ -45,14 +45,17 @@ class ErrorReplies:
         self.row = row  # its `error` column records a reply not sent
         self.last_note = ""  # set once the day's last error reply to an unregistered address is counted
 
-    def text(self, error: CommandError, with_board: bool = True, quoted: str = "") -> str:
-        board = ""
-        if with_board and error.board is not None:
-            record = error.board
-            viewer = seat_of(record, error.viewer) if error.viewer is not None else None
-            board = board_text(self.config, record, current_state(record), viewer, self.row.received_at)
+    def board(self, error: CommandError) -> Board | None:
+        """The board the error is about, as its viewer sees it, if it shows one."""
+        if error.board is None:
+            return None
+        record = error.board
+        viewer = seat_of(record, error.viewer) if error.viewer is not None else None
+        return board(self.config, record, current_state(record), viewer, self.row.received_at)
+
+    def text(self, error: CommandError, shown: Board | None = None, quoted: str = "") -> str:
         return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
-                      board=board, quoted=quoted)
+                      board=shown.text if shown else "", quoted=quoted)
 
     def reply(self, error: CommandError, quoted_line: str, reply_to: str | None = None) -> Mail | None:
         """The error mail to the sender, or None if the day's limit is reached."""
@@ -61,8 +64,9 @@ class ErrorReplies:
         text = f"Subject: {self.mail.subject}\n\n{self.mail.text}" if self.registered else quoted_line
         if self.last_note:
             error.instead += "\n\n" + self.last_note
-        return Mail([self.mail.reply_to], error_subject(error), self.text(error, quoted=quote(text, self.mask)),
-                    reply_to)
+        shown = self.board(error)
+        return Mail([self.mail.reply_to], error_subject(error), self.text(error, shown, quoted=quote(text, self.mask)),
+                    reply_to, [shown] if shown else [])
 
     def allowed(self) -> bool:
         """Count an error reply to the sender; False if it is over the day's limit and

@@ -10,22 +10,25 @@ claim their own replies (`deliver_queued`).
 from __future__ import annotations
 
 import email.utils
+import hashlib
 import logging
 import os
+import quopri
 import re
 import smtplib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.header import Header
 from email.message import Message
 from pathlib import Path
 
+from sqlalchemy import false, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
-from ..render import fill, render
-from ..store.models import Outbound
+from ..render import fill, render, render_html
+from ..store.models import Address, Outbound, User
 from ..store.queue import instance_token, queued_outbound, retry_later
 
 log = logging.getLogger(__name__)
@@ -45,27 +48,60 @@ class Mail:
     subject: str
     body: str
     reply_to: str | None = None  # a board mail's reply-to-play address (replyto.py)
+    boards: list = field(default_factory=list)  # the boards (`play.Board`) the body shows, in order
 
 
 def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, now: datetime,
                 in_reply_to: str | None = None, inbound_id: int | None = None) -> None:
     """Render `mails` in the common frame and add them to the outbound queue, in the
     caller's transaction. `key` makes the Message-IDs unique and stable (the inbound
-    mail's id, or the deadline that caused them)."""
+    mail's id, or the deadline that caused them). A mail that shows boards gets an
+    HTML part too, unless a reader of it chose `html off`."""
     instance = instance_token(session, config.server.seed)
+    text_only = plain_readers(session, [mail for mail in mails if mail.boards])
     for number, mail in enumerate(mails, start=1):
         if not mail.to:
             continue
         message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
         body = render("frame.txt", body=fill(mail.body), address=config.server.address)
-        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to)
+        html = None
+        if mail.boards and not text_only & {address.lower() for address in mail.to}:
+            html = html_body(config, mail)
+        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to, html)
         session.add(Outbound(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
                              status="queued", attempts=0, error="", created_at=now))
 
 
+def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
+    """Of the addresses `mails` go to, those (lower case) of users who chose `html off`."""
+    addresses = {address.lower() for mail in mails for address in mail.to}
+    if not addresses:
+        return set()
+    return set(session.scalars(select(Address.address_key).join(User).where(
+        User.html == false(), Address.address_key.in_(addresses))))
+
+
+def html_body(config: Config, mail: Mail) -> str:
+    """The HTML part of a mail that shows boards: its text around the boards as
+    paragraphs, each board drawn from its view data (`templates/board.html`)."""
+    pieces: list[tuple[str, str]] = []
+    rest = mail.body
+    for board in mail.boards:
+        before, found, after = rest.partition(board.text.rstrip("\n"))
+        if not found:  # a body that does not show the board as drawn: text only
+            continue
+        pieces += [("text", before.strip("\n")), ("board", board.html)]
+        rest = after
+    pieces.append(("text", rest.strip("\n")))
+    return render_html("frame.html", pieces=[(kind, part) for kind, part in pieces if part], subject=mail.subject,
+                       address=config.server.address, reply_to=mail.reply_to)
+
+
 def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
-            in_reply_to: str | None, reply_to: str | None = None) -> bytes:
-    """A plain-text reply, threaded to the command mail, marked as automatic.
+            in_reply_to: str | None, reply_to: str | None = None, html: str | None = None) -> bytes:
+    """A reply, threaded to the command mail, marked as automatic: plain text, or
+    `multipart/alternative` with `html` after the same text (the part a client that
+    draws HTML shows).
 
     Built with the standard library's compat32 `Message`, whose headers are kept as
     given: six times cheaper than `EmailMessage`, which parses every header it is
@@ -83,12 +119,28 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
         message["References"] = in_reply_to
     message["Auto-Submitted"] = "auto-replied"
     message["MIME-Version"] = "1.0"
+    if html is None:
+        text_part(message, body)
+        return message.as_bytes()
+    # the boundary comes from the Message-ID, so that a replay writes the same bytes
+    boundary = "=_pbmserv_" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
+    message["Content-Type"] = f'multipart/alternative; boundary="{boundary}"'
+    plain, rich = Message(), Message()
+    text_part(plain, body)
+    rich["Content-Type"] = 'text/html; charset="utf-8"'
+    rich["Content-Transfer-Encoding"] = "quoted-printable"  # lines of at most 76 characters
+    rich.set_payload(quopri.encodestring(html.encode()).decode("ascii"))
+    message.set_payload([plain, rich])
+    return message.as_bytes()
+
+
+def text_part(message: Message, body: str) -> None:
+    """`body` as the text/plain payload of `message`: unencoded, so the board reads as
+    drawn even in the rawest mail reader; the generator writes 8-bit text given as
+    surrogate-escaped bytes back as those bytes."""
     message["Content-Type"] = 'text/plain; charset="utf-8"'
-    # Unencoded text, so the board reads as drawn even in the rawest mail reader; the
-    # generator writes 8-bit text given as surrogate-escaped bytes back as those bytes.
     message["Content-Transfer-Encoding"] = "7bit" if body.isascii() else "8bit"
     message.set_payload(body if body.isascii() else body.encode().decode("ascii", "surrogateescape"))
-    return message.as_bytes()
 
 
 def with_headers(raw: bytes, name: str, values: list[str]) -> bytes:

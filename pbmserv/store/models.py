@@ -20,7 +20,7 @@ from sqlalchemy import (
     Text,
     UniqueConstraint,
 )
-from sqlalchemy.sql.expression import false
+from sqlalchemy.sql.expression import false, true
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 # Named constraints so Alembic batch migrations on SQLite can address them.
@@ -58,6 +58,15 @@ class User(Base):
     # `forgot` mails a reset token; only its SHA-256 and its expiry are kept.
     reset_token_hash: Mapped[str | None] = mapped_column(String(64), nullable=True)
     reset_expires: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    # Mail preferences (`set`): an HTML part in board mails; which board mails come
+    # (every | turn | digest); shown in `players`. A digest user's next digest is due at
+    # `digest_due` (daily at `digest_at`, HH:MM UTC) and tells what happened after `digest_since`.
+    html: Mapped[bool] = mapped_column(Boolean, default=True, server_default=true())
+    mail: Mapped[str] = mapped_column(String(8), default="every", server_default="every")
+    digest_at: Mapped[str] = mapped_column(String(5), default="07:00", server_default="07:00")
+    digest_due: Mapped[datetime | None] = mapped_column(DateTime, nullable=True, index=True)
+    digest_since: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
+    listed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
     # loaded with the user: every board mail needs the addresses, every deadline the vacations
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.position", lazy="selectin"

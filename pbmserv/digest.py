@@ -1,0 +1,78 @@
+"""The daily digest of a user who chose `mail digest` (`set`): one mail at their time
+of day with every board where they must act and what happened on their boards since
+the last one. The scheduler sends it when `User.digest_due` comes (`scheduler.run_due`),
+so a replay sends the same digests at the same moments."""
+
+from __future__ import annotations
+
+from datetime import datetime, time, timedelta
+
+from sqlalchemy import or_, select
+from sqlalchemy.orm import Session
+
+from .config import Config
+from .mail.outbound import Mail, queue_mails
+from .play import board, current_state, engine_of, names, seat_of, when
+from .store.models import GameRecord, Seat, Subscription, User
+
+DAY = timedelta(days=1)
+
+
+def next_digest(now: datetime, at: str) -> datetime:
+    """The first moment after `now` whose time of day is `at` (HH:MM, UTC)."""
+    hours, minutes = (int(part) for part in at.split(":"))
+    moment = datetime.combine(now.date(), time(hours, minutes))
+    return moment if moment > now else moment + DAY
+
+
+def due_digest(session: Session, now: datetime) -> User | None:
+    """The user whose digest is due first, claimed (as `scheduler.next_due` a board)."""
+    return session.scalar(select(User).where(User.digest_due <= now).order_by(User.digest_due, User.id)
+                          .limit(1).with_for_update(skip_locked=True))
+
+
+def send_digest(session: Session, config: Config, user: User) -> None:
+    """Mail `user` the digest due now, if anything happened or waits for them, and set
+    the next one a day later."""
+    at, since = user.digest_due, user.digest_since or user.digest_due - DAY
+    user.digest_since, user.digest_due = at, at + DAY
+    if user.disabled or not user.emails:
+        return
+    watched = select(Subscription.game_id).where(Subscription.user_id == user.id)
+    played = select(Seat.game_id).where(Seat.user_id == user.id)
+    records = session.scalars(select(GameRecord).where(
+        or_(GameRecord.id.in_(played), GameRecord.id.in_(watched)),
+        or_(GameRecord.status == "active", GameRecord.updated_at > since))
+        .order_by(GameRecord.game_type, GameRecord.board)).all()
+    waiting, shown = [], []
+    for record in records:
+        seat = seat_of(record, user)
+        state = current_state(record)
+        news = [move for move in record.moves if since < move.created_at <= at]
+        must_act = record.status == "active" and seat in engine_of(record).to_act(state)
+        if not news and not must_act:
+            continue
+        title = f"{engine_of(record).title} {record.board}"
+        if must_act:
+            waiting.append(title)
+        note = (f"Since {when(since)}: moves #{news[0].number} to #{news[-1].number}." if len(news) > 1
+                else f"Since {when(since)}: move #{news[0].number}." if news else f"Nothing new since {when(since)}.")
+        shown.append(board(config, record, state, seat, at, readable(record, state, news, seat), note=note))
+    if not shown:
+        return
+    intro = (f"Your daily digest, {user.userid}: "
+             + (f"your move on {', '.join(waiting)}." if waiting else "nothing waits for your move.")
+             + f"\nTo get a mail for every action again, send: set {user.userid} PASSWORD mail every")
+    body = "\n\n".join([intro] + [drawn.text for drawn in shown])
+    subject = f"pbmserv digest: your move on {len(waiting)} board{'s' if len(waiting) > 1 else ''}" if waiting else "pbmserv digest"
+    queue_mails(session, config, [Mail(user.emails, subject, body, boards=shown)],
+                f"d{user.id}-{at:%Y%m%d%H%M}", at)
+
+
+def readable(record: GameRecord, state, moves: list, seat: int | None) -> list[tuple[str, str]]:
+    """The comments of `moves` that `seat` may read: not those of another's private
+    action (a tell, an offer)."""
+    game, players = engine_of(record), names(record)
+    return [(players[move.seat], move.comment) for move in moves
+            if move.comment and move.seat >= 0
+            and seat in (game.private_to(state, move.seat, move.move) or {seat})]
