@@ -12,7 +12,7 @@ from sqlalchemy.orm import Session
 
 from .config import Config
 from .mail.outbound import Mail, queue_mails
-from .play import board, current_state, engine_of, names, seat_of, when
+from .play import current_state, engine_of, names, seat_of, show_board, when
 from .store.models import GameRecord, Seat, Subscription, User
 
 DAY = timedelta(days=1)
@@ -57,7 +57,7 @@ def send_digest(session: Session, config: Config, user: User) -> None:
             waiting.append(title)
         note = (f"Since {when(since)}: moves #{news[0].number} to #{news[-1].number}." if len(news) > 1
                 else f"Since {when(since)}: move #{news[0].number}." if news else f"Nothing new since {when(since)}.")
-        shown.append(board(config, record, state, seat, at, readable(record, state, news, seat), note=note))
+        shown.append(show_board(config, record, state, seat, at, readable(record, state, news, seat), note=note))
     if not shown:
         return
     intro = (f"Your daily digest, {user.userid}: "

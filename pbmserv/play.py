@@ -308,7 +308,7 @@ class Board:
         return render_html("board.html", **self.context, drawing=drawing)
 
 
-def board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
+def show_board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
           comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
           hypothetical: bool = False) -> Board:
     """A board mail's board as seat `viewer` (None: the public) sees it at `now`.
@@ -378,7 +378,7 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
         marked = mail_subject + (" **" if real_comment(shown) else "")
         reply_to = reply_address(config, record, viewer) if viewer is not None else None
         own = "\n".join(line for line in (note, (notes or {}).get(viewer, "")) if line)
-        drawn = board(config, record, state, viewer, now, shown, note=own)
+        drawn = show_board(config, record, state, viewer, now, shown, note=own)
         mails.append(Mail(to, marked, drawn.text, reply_to, [drawn]))
     return mails
 

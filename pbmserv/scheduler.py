@@ -23,7 +23,7 @@ from .clocks import FORFEIT, NAG, Deadline, in_words, setting_seconds, shifted
 from .config import Config
 from .games import State
 from .mail.outbound import Mail, queue_mails
-from .play import (board, board_mails, current_state, engine_of, next_deadline, record_action, set_due,
+from .play import (board_mails, current_state, engine_of, next_deadline, record_action, set_due, show_board,
                    when)
 from .replyto import reply_address
 from .digest import due_digest, send_digest
@@ -88,7 +88,7 @@ def nag(session: Session, config: Config, record: GameRecord, state: State, dead
     since = datetime.fromisoformat(record.clocks[key]["since"])
     note = f"Reminder: it has been {user.userid}'s turn since {when(since)}."
     title = engine_of(record).title
-    shown = board(config, record, state, deadline.seat, deadline.due, note=note)
+    shown = show_board(config, record, state, deadline.seat, deadline.due, note=note)
     log.info("nag to %s on %s board %s", user.userid, record.game_type, record.board)
     mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", shown.text,
                 reply_address(config, record, deadline.seat), [shown])

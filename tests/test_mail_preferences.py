@@ -149,3 +149,37 @@ def test_deadlines_reach_a_digest_player_at_once(server):
     assert [(r.to, r.subject) for r in nag] == [([ALICE], "Nag: Super-Wari Board 101 alice")]
     forfeit = server.wait(timedelta(days=2, hours=1))
     assert sorted(r.to for r in forfeit if r.subject == "Super-Wari Board 101") == [[ALICE], [BOB]]
+
+
+def test_replay_sends_the_same_digests_at_their_times(tmp_path, monkeypatch):
+    """Preferences set by mail hold under `replay` too: the scheduler fires the digest
+    when the replayed Dates pass 07:00, and a second replay writes the same bytes."""
+    from datetime import datetime
+
+    from conftest import maildir_messages
+    from mailgen import mail as dated_mail, write_mbox
+    from pbmserv.cli import main
+
+    start = datetime(2026, 11, 1, 9, 0).astimezone()
+    lines = [("alice", "signup alice alice-pw", 0), ("bob", "signup bob bob-pw", 1),
+             ("alice", "superwari challenge alice alice-pw bob", 2),
+             ("bob", "set bob bob-pw mail digest", 3), ("alice", "set alice alice-pw html off", 4),
+             ("alice", "superwari move 101 alice alice-pw c", 5),
+             ("alice", "superwari show 101", 60 * 30)]  # the next day, after bob's digest
+    mbox = write_mbox(tmp_path / "prefs.mbox", [dated_mail(f"{who}@example.org", subject, "", start + timedelta(
+        minutes=minutes), n + 1) for n, (who, subject, minutes) in enumerate(lines)])
+    monkeypatch.chdir(tmp_path)
+    for name in ("PBMSERV_SERVER_SEED", "PBMSERV_DATABASE_URL"):
+        monkeypatch.delenv(name, raising=False)
+    outboxes = []
+    for run in ("one", "two"):
+        assert main(["replay", str(mbox), "--outbox", run]) == 0
+        outboxes.append([(m["To"], m["Subject"], m.get_content_type(), m.as_bytes())
+                         for m in maildir_messages(tmp_path / run)])
+    assert outboxes[0] == outboxes[1]
+    heads = [(to, subject, kind) for to, subject, kind, _raw in outboxes[0]][4:]
+    assert heads == [
+        (BOB, "pbmserv preferences", "text/plain"), (ALICE, "pbmserv preferences", "text/plain"),
+        (ALICE, "Super-Wari Board 101 bob", "text/plain"),  # alice: html off; bob: digest
+        (BOB, "pbmserv digest: your move on 1 board", "multipart/alternative"),
+        (ALICE, "Super-Wari Board 101 bob", "text/plain")]

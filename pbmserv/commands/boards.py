@@ -7,7 +7,7 @@ from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
 from ..mail.outbound import Mail
 from ..mail.text import fit
-from ..play import (board, board_mails, current_state, names, record_action, seat_of, status_line, subject)
+from ..play import (board_mails, current_state, names, record_action, seat_of, show_board, status_line, subject)
 from ..replyto import reply_address
 from ..store.models import GameRecord, User
 from ..store.repo import find_game
@@ -130,7 +130,7 @@ def play_queued(ctx: Context, game: Game, record: GameRecord) -> None:
             reason = fill_seats(verdict.error, names(record)).rstrip(".")
             note = (f"Your queued move {fill_seats(pending.move, names(record))} could not be played: {reason}. "
                     "It is your turn: send your move.")
-            shown = board(ctx.config, record, state, pending.seat, ctx.now, note=note)
+            shown = show_board(ctx.config, record, state, pending.seat, ctx.now, note=note)
             ctx.notices.append(Mail(user.emails, subject(record, state), shown.text,
                                     reply_address(ctx.config, record, pending.seat), [shown]))
             continue

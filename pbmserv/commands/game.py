@@ -9,7 +9,7 @@ from ..clocks import clock_params
 from ..games import Game
 from ..games.base import echoed
 from ..mail.text import fit
-from ..play import board, current_state, names, next_move, replay, start_game, status_line, subject
+from ..play import current_state, names, next_move, replay, show_board, start_game, status_line, subject
 from ..render import render
 from ..store.repo import find_user, running_of_type
 from .account import game_help
@@ -169,7 +169,7 @@ class Show(GameCommand):
                 raise CommandError(f"Board {record.board} has had {len(record.moves)} moves, so there is no position after move {upto}.",
                                    f"Send: {game.name} show {record.board}#N with N from 0 to {len(record.moves)}.", board=record)
         state = replay(record, upto) if upto is not None else current_state(record)
-        shown = board(ctx.config, record, state, None, ctx.now, upto=upto)
+        shown = show_board(ctx.config, record, state, None, ctx.now, upto=upto)
         body = shown.text
         if match["legal"]:
             body += render("legal.txt", lines=[(names(record)[seat], game.legal_moves(state, seat), game.syntax_now(state, seat))
@@ -190,7 +190,7 @@ class ShowAs(GameCommand):
         board, userid, password = args
         record, user, seat = load_player(ctx, game, board, userid, password)
         state = current_state(record)
-        shown = board(ctx.config, record, state, seat, ctx.now)
+        shown = show_board(ctx.config, record, state, seat, ctx.now)
         ctx.reply(subject(record, state), shown.text, boards=[shown])
         return f"{game.title} board {record.board} sent as {user.userid} sees it."
 

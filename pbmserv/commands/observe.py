@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..games import Game, get_game
 from ..mail.text import fit
-from ..play import board, current_state, seat_of, subject
+from ..play import current_state, seat_of, show_board, subject
 from ..render import render
 from ..store.models import GameRecord, Subscription, User
 from .account import relay_text
@@ -48,7 +48,7 @@ class Subscribe(GameCommand):
                                f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD")
         record.subscriptions.append(Subscription(user=user))
         state = current_state(record)
-        shown = board(ctx.config, record, state, None, ctx.now)
+        shown = show_board(ctx.config, record, state, None, ctx.now)
         ctx.reply(subject(record, state),
                   f"You watch {game.title} board {record.board} now: every board mail of it comes to you too.\n"
                   f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD\n\n"

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..games import Game, State
 from ..games.base import fill_seats, seats_for_names
-from ..play import board, current_state, names, seeded_rng, subject
+from ..play import current_state, names, seeded_rng, show_board, subject
 from ..store.models import GameRecord, PendingMove, User
 from .base import CommandError, Context, GameCommand, command
 from .boards import checked_move, load_player, play_move
@@ -132,7 +132,7 @@ class Preview(GameCommand):
             raise CommandError("There are no moves to preview.", f"Send: {self.usage(game)}")
         state = previewed(ctx, game, record, user, seat, moves)
         note = f"Preview after {'; '.join(moves)}: nothing was played."
-        shown = board(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True)
+        shown = show_board(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True)
         ctx.reply(f"Preview: {subject(record, current_state(record))}", shown.text, also_to=user.emails,
                   boards=[shown])
         return f"Preview of {game.title} board {record.board} sent."
@@ -156,7 +156,7 @@ class Submit(GameCommand):
         state = previewed(ctx, game, record, user, seat, [fill_seats(move, names(record))])
         note = (f"Submitted, not yet played: {fill_seats(move, names(record))}. To play it, send: "
                 f"{game.name} confirm {record.board} {user.userid} PASSWORD")
-        shown = board(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True)
+        shown = show_board(ctx.config, record, state, seat, ctx.now, note=note, hypothetical=True)
         ctx.reply(f"Submitted: {subject(record, current_state(record))}", shown.text, also_to=user.emails,
                   boards=[shown])
         return f"Move {fill_seats(move, names(record))} submitted on {game.title} board {record.board}."

@@ -8,7 +8,7 @@ from sqlalchemy.orm import Session
 
 from ..commands.base import CommandError
 from ..config import Config
-from ..play import Board, board, current_state, engine_of, seat_of
+from ..play import Board, current_state, engine_of, seat_of, show_board
 from ..render import render
 from ..store.models import Inbound
 from ..store.repo import uses_left
@@ -51,7 +51,7 @@ class ErrorReplies:
             return None
         record = error.board
         viewer = seat_of(record, error.viewer) if error.viewer is not None else None
-        return board(self.config, record, current_state(record), viewer, self.row.received_at)
+        return show_board(self.config, record, current_state(record), viewer, self.row.received_at)
 
     def text(self, error: CommandError, shown: Board | None = None, quoted: str = "") -> str:
         return render("error.txt", problem=self.mask(error.problem), instead=self.mask(error.instead),
