@@ -652,7 +652,32 @@ class Serpent(Game):
             "last_seat": state.last_seat,
             "last_move": state.last_move,
             "removed": [list(r) for r in state.removed],
+            "shapes": self.shapes(state, geo),
         }
+
+    @staticmethod
+    def shapes(state: SerpentState, geo: Geometry) -> list[list[str]]:
+        """What each stone is, row by row as `rows` ("" empty, "egg", "snake", or a
+        snake's "head" and "tail" where their distances differ): for the HTML board,
+        which draws eggs and snakes apart, the template holding no game logic."""
+        sides = [Side(list(state.board), stone, geo) for stone in STONE]
+
+        def shape(c: int) -> str:
+            if state.board[c] == EMPTY:
+                return ""
+            side = sides[STONE.index(state.board[c])]
+            k = side.gid[c]
+            if len(side.groups[k]) == 1:
+                return "egg"
+            ends = side.ends[k]
+            if c in ends:
+                other = ends[1] if ends[0] == c else ends[0]
+                mine, theirs = side.end_distance(c), side.end_distance(other)
+                if mine != theirs:
+                    return "head" if mine < theirs else "tail"
+            return "snake"
+
+        return [[shape(c) for c in row] for row in geo.rows]
 
     # --- storage ------------------------------------------------------------------
     def serialise(self, state: SerpentState) -> dict[str, Any]:
