@@ -50,7 +50,8 @@ def send_digest(session: Session, config: Config, user: User) -> None:
         state = current_state(record)
         news = [move for move in record.moves if since < move.created_at <= at]
         must_act = record.status == "active" and seat in engine_of(record).to_act(state)
-        if not news and not must_act:
+        ended = record.status != "active" and since < record.updated_at <= at  # an admin's abort logs no move
+        if not (news or must_act or ended):
             continue
         title = f"{engine_of(record).title} {record.board}"
         if must_act:

@@ -12,9 +12,9 @@ import re
 import secrets
 from contextlib import nullcontext
 from dataclasses import dataclass
+from datetime import datetime, timedelta
 from functools import cached_property
 from typing import Any
-from datetime import datetime, timedelta
 
 from sqlalchemy.orm import Session, object_session
 
@@ -309,8 +309,8 @@ class Board:
 
 
 def show_board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
-          comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
-          hypothetical: bool = False) -> Board:
+               comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
+               hypothetical: bool = False) -> Board:
     """A board mail's board as seat `viewer` (None: the public) sees it at `now`.
     A `hypothetical` position (a preview) shows no deadlines nor next move: they are
     the real board's."""

@@ -63,14 +63,15 @@ def render_html(template: str, **context: Any) -> Markup:
     return Markup(environment(html=True).get_template(template).render(**context))
 
 
-def paragraphs(text: str) -> list[Markup]:
+def paragraphs(text: str, keep_lines: bool = False) -> list[Markup]:
     """Text for an HTML part, escaped: a paragraph at each blank line, whose lines,
     broken for 78 columns, are joined again; unless one is quoted or indented (the
-    player's own mail, a list), and then the lines stay lines."""
+    player's own mail, a list) or they are a player's own (`keep_lines`), and then
+    the lines stay lines."""
     result = []
     for block in re.split(r"\n[ \t]*\n", text.strip("\n")):
         lines = block.split("\n")
-        if any(line[:1] in (">", " ") for line in lines):
+        if keep_lines or any(line[:1] in (">", " ") for line in lines):
             result.append(Markup("<br>\n").join(
                 Markup("&nbsp;" * (len(line) - len(line.lstrip(" ")))) + escape(line.lstrip(" ")) for line in lines))
         elif block.strip():

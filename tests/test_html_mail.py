@@ -56,7 +56,7 @@ def test_a_board_mail_has_both_parts_with_the_status_moves_comments_and_reply_hi
         assert ">It is alice&#39;s turn.</p>" in page
         assert "Next move: #3<br>" in page
         assert '<th scope="col"' in page and ">#1 c</td>" in page and ">#2 d</td>" in page
-        assert "bob writes:</p>" in page and ">Thanks! See you.</p>" in page
+        assert "bob writes:</p>" in page and ">Thanks!<br>\nSee you.</p>" in page
         assert 'data-board="superwari"' in page
         answer = "reply to this mail with just your move" in page
         assert answer == (reply.to != [CAROL])  # observers have no seat to play
