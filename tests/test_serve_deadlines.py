@@ -95,7 +95,7 @@ def test_serve_gives_back_the_time_it_was_down(tmp_path, serve_url):
         time.sleep(1.5)  # the scheduler has run: nothing may fall due
         assert len(subjects(tmp_path)) == 4
         running.send(mail("bob", "superwari show 101"))
-        shown = running.replies(5)[4].get_payload(decode=True).decode()
+        shown = plain(running.replies(5)[4])
     finally:
         running.stop()
     with open_database(serve_url)() as session:
@@ -136,7 +136,7 @@ def test_vacation_by_mail_through_serve_and_replay(tmp_path, monkeypatch, capsys
         replies = running.replies(5)
         assert replies[4]["Subject"] == "pbmserv vacation"
         running.send(mail("bob", "superwari show 101"))
-        shown = running.replies(6)[5].get_payload(decode=True).decode()
+        shown = plain(running.replies(6)[5])
         assert "\nOn vacation: alice until " in shown
     finally:
         running.stop()
