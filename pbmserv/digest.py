@@ -16,6 +16,7 @@ from .play import current_state, engine_of, names, seat_of, show_board, when
 from .store.models import GameRecord, Seat, Subscription, User
 
 DAY = timedelta(days=1)
+DIGEST_BOARDS = 20  # the most boards one digest draws: the rest are named by `all games`
 
 
 def next_digest(now: datetime, at: str) -> datetime:
@@ -44,30 +45,42 @@ def send_digest(session: Session, config: Config, user: User) -> None:
         or_(GameRecord.id.in_(played), GameRecord.id.in_(watched)),
         or_(GameRecord.status == "active", GameRecord.updated_at > since))
         .order_by(GameRecord.game_type, GameRecord.board)).all()
-    waiting, shown = [], []
+    waiting, told = [], []
     for record in records:
         seat = seat_of(record, user)
         state = current_state(record)
         news = [move for move in record.moves if since < move.created_at <= at]
         must_act = record.status == "active" and seat in engine_of(record).to_act(state)
         ended = record.status != "active" and since < record.updated_at <= at  # an admin's abort logs no move
-        if not (news or must_act or ended):
-            continue
-        title = f"{engine_of(record).title} {record.board}"
         if must_act:
-            waiting.append(title)
-        note = (f"Since {when(since)}: moves #{news[0].number} to #{news[-1].number}." if len(news) > 1
-                else f"Since {when(since)}: move #{news[0].number}." if news else f"Nothing new since {when(since)}.")
-        shown.append(show_board(config, record, state, seat, at, readable(record, state, news, seat), note=note))
-    if not shown:
+            waiting.append(f"{engine_of(record).title} {record.board}")
+        if news or must_act or ended:
+            told.append((not must_act, record, seat, state, news))
+    if not told:
         return
-    intro = (f"Your daily digest, {user.userid}: "
-             + (f"your move on {', '.join(waiting)}." if waiting else "nothing waits for your move.")
-             + f"\nTo get a mail for every action again, send: set {user.userid} PASSWORD mail every")
-    body = "\n\n".join([intro] + [drawn.text for drawn in shown])
-    subject = f"pbmserv digest: your move on {len(waiting)} board{'s' if len(waiting) > 1 else ''}" if waiting else "pbmserv digest"
+    told.sort(key=lambda entry: entry[0])  # stable: the boards waiting for the user first
+    shown = [show_board(config, record, state, seat, at, readable(record, state, news, seat),
+                        note=since_note(since, news)) for _later, record, seat, state, news in told[:DIGEST_BOARDS]]
+    lines = [f"Your daily digest, {user.userid}: "
+             + (f"your move on {', '.join(waiting)}." if waiting else "nothing waits for your move."),
+             f"To get a mail for every action again, send: set {user.userid} PASSWORD mail every"]
+    if len(told) > DIGEST_BOARDS:
+        more = len(told) - DIGEST_BOARDS
+        lines.append(f"Not drawn here: {more} more board{'s' if more > 1 else ''}; for all your boards, send: "
+                     f"all games {user.userid}")
+    body = "\n\n".join(["\n".join(lines)] + [drawn.text for drawn in shown])
+    subject = "pbmserv digest" + (f": your move on {len(waiting)} board{'s' if len(waiting) > 1 else ''}"
+                                  if waiting else "")
     queue_mails(session, config, [Mail(user.emails, subject, body, boards=shown)],
                 f"d{user.id}-{at:%Y%m%d%H%M}", at)
+
+
+def since_note(since: datetime, news: list) -> str:
+    """What a digest's board says happened since the last digest."""
+    if not news:
+        return f"Nothing new since {when(since)}."
+    numbers = f"move #{news[0].number}" if len(news) == 1 else f"moves #{news[0].number} to #{news[-1].number}"
+    return f"Since {when(since)}: {numbers}."
 
 
 def readable(record: GameRecord, state, moves: list, seat: int | None) -> list[tuple[str, str]]:

@@ -183,3 +183,22 @@ def test_replay_sends_the_same_digests_at_their_times(tmp_path, monkeypatch):
         (ALICE, "Super-Wari Board 101 bob", "text/plain"),  # alice: html off; bob: digest
         (BOB, "pbmserv digest: your move on 1 board", "multipart/alternative"),
         (ALICE, "Super-Wari Board 101 bob", "text/plain")]
+
+
+def test_a_digest_draws_at_most_twenty_boards_those_waiting_first(server, monkeypatch):
+    """A player on many boards gets one digest of bounded size: the boards waiting for
+    them first, the rest counted and named by `all games`."""
+    monkeypatch.setattr("pbmserv.digest.DIGEST_BOARDS", 2)
+    server.signup("alice", "bob")
+    server.send(ALICE, "superwari challenge alice alice-pw bob")  # 101: alice to move
+    server.send(BOB, "superwari challenge bob bob-pw alice")  # 102: bob to move
+    server.send(BOB, "superwari challenge bob bob-pw alice")  # 103: bob to move
+    server.one(BOB, "set bob bob-pw mail digest")
+    server.send(ALICE, "superwari move 101 alice alice-pw c")  # now bob's move on 101
+    [digest] = server.wait(timedelta(days=1))
+    text = body_of(digest)
+    assert text.startswith("Your daily digest, bob: your move on Super-Wari 101, Super-Wari 102,\n"
+                           "Super-Wari 103.\nTo get a mail for every action again, send: set bob PASSWORD mail every\n"
+                           "Not drawn here: 1 more board; for all your boards, send: all games bob\n")
+    assert [line for line in text.split("\n") if line.startswith("Summary of")] == [
+        "Summary of Super-Wari Board 101", "Summary of Super-Wari Board 102"]
