@@ -202,3 +202,30 @@ def test_a_digest_draws_at_most_twenty_boards_those_waiting_first(server, monkey
                            "Not drawn here: 1 more board; for all your boards, send: all games bob\n")
     assert [line for line in text.split("\n") if line.startswith("Summary of")] == [
         "Summary of Super-Wari Board 101", "Summary of Super-Wari Board 102"]
+
+
+def test_preferences_by_mail_through_serve(tmp_path, serve_url):
+    """Over real SMTP into `serve`: `html off` and `mail turn` set by mail shape the
+    board mails its sender writes to the Maildir."""
+    from datetime import datetime, timezone
+
+    from mailgen import mail
+    from test_smtp import RunningServer
+
+    running = RunningServer(tmp_path, url=serve_url)
+    try:
+        start = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+        sent = [("alice", "signup alice alice-pw"), ("bob", "signup bob bob-pw"),
+                ("alice", "superwari challenge alice alice-pw bob"), ("alice", "set alice alice-pw html off"),
+                ("bob", "set bob bob-pw mail turn"), ("bob", "superwari move 101 bob bob-pw c"),
+                ("alice", "superwari move 101 alice alice-pw c")]
+        for number, (user, subject) in enumerate(sent, start=1):
+            running.send(mail(f"{user}@example.org", subject, "", start + timedelta(minutes=number), number))
+        replies = running.replies(9)
+    finally:
+        running.stop()
+    assert [(r["To"], r["Subject"], r.get_content_type()) for r in replies[4:]] == [
+        (ALICE, "pbmserv preferences", "text/plain"), (BOB, "pbmserv preferences", "text/plain"),
+        (BOB, "Super-Wari Board 101 Error", "multipart/alternative"),  # not bob's turn: the error shows the board
+        (ALICE, "Super-Wari Board 101 bob", "text/plain"),  # alice: html off
+        (BOB, "Super-Wari Board 101 bob", "multipart/alternative")]  # bob must act now
