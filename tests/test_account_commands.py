@@ -50,6 +50,8 @@ Account commands:
       close your account, resigning every game you play
   all games USERID
       the running boards of a player in every game, with their status
+  players [GAME]
+      the players who want games, with their ratings
   set USERID PASSWORD [NAME VALUE]
       your mail preferences; alone: show them
   vacation USERID PASSWORD on|off|DAYS
