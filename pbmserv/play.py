@@ -44,7 +44,10 @@ def engine_of(record: GameRecord) -> Game:
 
 
 def start_game(session: Session, config: Config, game: Game, users: list[User], params: dict[str, int],
-               now: datetime, nag_after: int = 0, forfeit_after: int = 0) -> tuple[GameRecord, State]:
+               now: datetime, nag_after: int = 0, forfeit_after: int = 0,
+               starter: User | None = None) -> tuple[GameRecord, State]:
+    """A new board of `users` in seat order, started by `starter` (the first seat by
+    default), with its set-up's chance drawn and logged."""
     board = next_board_number(session, game.name)
     seed = f"{config.server.seed}:{game.name}:{board}" if config.server.seed else secrets.token_hex(16)
     chance = game.initial_chance(len(users), params, seeded_rng(seed, 0))
@@ -52,7 +55,7 @@ def start_game(session: Session, config: Config, game: Game, users: list[User], 
     record = GameRecord(
         game_type=game.name, board=board, params=params, seed=seed, setup_chance=chance,
         status="active", result="", state=game.serialise(state), created_at=now, updated_at=now, timers={},
-        nag_after=nag_after, forfeit_after=forfeit_after, clocks={},
+        nag_after=nag_after, forfeit_after=forfeit_after, clocks={}, starter_id=(starter or users[0]).id,
         seats=[Seat(seat=i, user=user) for i, user in enumerate(users)],
     )
     refresh_timers(record, state, now)

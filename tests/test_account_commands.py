@@ -74,6 +74,8 @@ Game commands (GAME is the name of a game below):
       the running boards of this game (or of a player) and whose turn it is
   GAME decline BOARD USERID PASSWORD
       call off a game you were challenged to, before your first move
+  GAME rematch BOARD USERID PASSWORD
+      after a board's end: a new one with the same players, seats rotated
   GAME refuse USERID PASSWORD
       refuse every challenge of this game from now on
   GAME welcome USERID PASSWORD

@@ -212,7 +212,7 @@ def play(players: Players, game_name: str, board: int, rng: random.Random, moves
 
 GAME_COMMANDS = ["help", "challenge", "move", "show", "showas", "resign", "games", "decline", "refuse", "welcome",
                  "limit", "subscribe", "unsubscribe", "chat", "queue", "preview", "submit", "confirm", "history",
-                 "standings"]
+                 "standings", "rematch"]
 
 
 def game_scenario(players: Players, g: str) -> None:
@@ -340,7 +340,8 @@ def game_scenario(players: Players, g: str) -> None:
     with players.section("finished"):
         players.each(a, f"{g} move {board} {a} {pa} anything", f"{g} resign {board} {a} {pa}",
                      f"{g} decline {board} {a} {pa}", f"{g} history", f"{g} history {a}", f"{g} history {NOBODY}",
-                     f"{g} standings", f"{g} show {board}", f"{g} show {board} legal", f"{g} show {board}#1")
+                     f"{g} standings", f"{g} show {board}", f"{g} show {board} legal", f"{g} show {board}#1",
+                     f"{g} rematch {board} {a} {pa}")
         players.send(WATCHER, f"{g} subscribe {board} {WATCHER} {password(WATCHER)}")
 
     with players.section("decline"):
@@ -428,6 +429,9 @@ def account_scenario(players: Players) -> None:
         for g in GAMES:
             players.send(a, f"{g} challenge {a} {pa} {' '.join(PLAYERS[1:SEATS[g]])}")
         players.each(b, f"all games {a}", f"all games {NOBODY}", f"all games {WATCHER}")
+        players.each(b, f"set {b} {pb} listed on", f"set {b} {pb}", f"set {b} {pb} mail turn",
+                     f"set {b} {pb} colour blue", f"set {b} {pb} digest 25:00", "players", "players superwari",
+                     "players chess")
 
     with players.section("vacation"):
         players.each(b, f"vacation {b} {pb} off", f"vacation {b} {pb} someday-soon-perhaps", f"vacation {b} {pb} 0",

@@ -39,7 +39,7 @@ from sqlalchemy import func, select
 
 from ..games import Game
 from ..games.base import echoed
-from ..play import current_state, record_action, refresh_timers
+from ..play import current_state, record_action, refresh_timers, start_game
 from ..store.models import GameRecord, Preference, Seat, User
 from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import load_player, send_boards
@@ -87,16 +87,25 @@ def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[Us
                     "or challenge someone else.")
 
 
-def challenged_notes(game: Game, record: GameRecord, state) -> dict[int, str]:
+def starter_of(record: GameRecord) -> int:
+    """The user id of who started `record` (the first seat, unless a rematch)."""
+    return record.starter_id if record.starter_id is not None else record.seats[0].user_id
+
+
+def challenged_notes(game: Game, record: GameRecord, state, why: str = "") -> dict[int, str]:
     """What the new board mail tells each challenged player (every seat but the
-    challenger's): who challenged them, how to decline, and that a reply to the mail
-    holding just a move plays it (its Reply-To is the player's own)."""
-    challenger = record.seats[0].user.userid
+    starter's): who challenged them (or `why` the board is there), how to decline,
+    and that a reply to the mail holding just a move plays it (its Reply-To is the
+    player's own)."""
+    starter = starter_of(record)
+    why = why or f"{next(s.user.userid for s in record.seats if s.user_id == starter)} challenged you to {game.title}."
     notes = {}
-    for seat in record.seats[1:]:
+    for seat in record.seats:
+        if seat.user_id == starter:
+            continue
         reply = ("To move, reply to this mail with just your move." if seat.seat in game.to_act(state)
                  else "Once it is your turn, a reply to this mail with just your move plays it.")
-        notes[seat.seat] = fit(f"{challenger} challenged you to {game.title}. Move, or decline:\n"
+        notes[seat.seat] = fit(f"{why} Move, or decline:\n"
                                f"  {game.name} decline {record.board} {seat.user.userid} PASSWORD\n{reply}")
     return notes
 
@@ -120,7 +129,7 @@ class Decline(GameCommand):
         record, user, seat = load_player(ctx, game, board, userid, password, running=True)
         label = f"{game.title} board {record.board}"
         resign = f"To give the game up, send: {game.name} resign {record.board} {user.userid} PASSWORD"
-        if seat == 0:
+        if user.id == starter_of(record):
             raise CommandError(f"{user.userid} started {label}, so cannot decline it.", resign,
                                board=record, viewer=user)
         state = current_state(record)
@@ -142,6 +151,42 @@ class Decline(GameCommand):
         refresh_timers(record, state, ctx.now)  # no deadlines on a board that is over
         send_boards(ctx, record, state, user, [(user.userid, ctx.comment)])
         return f"{label} declined by {user.userid}."
+
+
+# --- rematch ---------------------------------------------------------------------------
+
+
+@command
+class Rematch(GameCommand):
+    name = "rematch"
+    arguments = "BOARD USERID PASSWORD"
+    summary = "after a board's end: a new one with the same players, seats rotated"
+    description = ("Each player moves one seat on (in a two-player game: the other one starts).\n"
+                   "The others get the new board mail and may decline it, as a challenge.")
+    min_args = max_args = 3
+    password_args = (2,)
+
+    def run(self, ctx: Context, args: list[str], game: Game) -> str:
+        board, userid, password = args
+        record, user, _seat = load_player(ctx, game, board, userid, password)
+        label = f"{game.title} board {record.board}"
+        if record.status == "active":
+            raise CommandError(f"{label} is still running: a rematch comes after its end.",
+                               f"To end it now, send: {game.name} resign {record.board} {user.userid} PASSWORD",
+                               board=record, viewer=user)
+        players = [seat.user for seat in record.seats]
+        players = players[1:] + players[:1]
+        closed = [player.userid for player in players if player.disabled]
+        if closed:
+            raise CommandError(f"The account {closed[0]} is closed: it plays no new games.",
+                               f"Challenge the others: {game.name} challenge {user.userid} PASSWORD OPPONENT ...")
+        check_welcome(ctx, game, user, [player for player in players if player is not user])
+        new, state = start_game(ctx.session, ctx.config, game, players, dict(record.params), ctx.now,
+                                record.nag_after, record.forfeit_after, starter=user)
+        why = f"{user.userid} asked for a rematch of {label}."
+        send_boards(ctx, new, state, user, [(user.userid, ctx.comment)], new=True,
+                    notes=challenged_notes(game, new, state, why))
+        return f"Rematch of {label}: new board {new.board}."
 
 
 # --- what a player accepts -------------------------------------------------------------

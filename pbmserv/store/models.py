@@ -118,6 +118,9 @@ class GameRecord(Base):
     # The server's own deadlines (games whose engine has none): seconds without a move
     # before a reminder and before a forfeit (0: never), and when each waiting seat's
     # turn began, {"0": {"since": ISO, "nagged": false, "pause": seconds of downtime}}.
+    # who started the board, and so may not decline it: its first seat unless it is a
+    # `rematch`, whose seats are rotated (None: the first seat, as on older boards)
+    starter_id: Mapped[int | None] = mapped_column(Integer, nullable=True)
     nag_after: Mapped[int] = mapped_column(Integer, default=0)
     forfeit_after: Mapped[int] = mapped_column(Integer, default=0)
     clocks: Mapped[dict[str, Any]] = mapped_column(JSON, default=dict)
