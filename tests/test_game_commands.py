@@ -282,6 +282,8 @@ def test_superwari_help(server):
         "      the running boards of this game (or of a player) and whose turn it is\n"
         "  superwari decline BOARD USERID PASSWORD\n"
         "      call off a game you were challenged to, before your first move\n"
+        "  superwari rematch BOARD USERID PASSWORD\n"
+        "      after a board's end: a new one with the same players, seats rotated\n"
         "  superwari refuse USERID PASSWORD\n"
         "      refuse every challenge of this game from now on\n"
         "  superwari welcome USERID PASSWORD\n"
