@@ -17,7 +17,7 @@ import time
 
 import common
 
-BENCHMARKS = ["engines", "replay", "smtp", "scale", "cluster", "hostile"]  # bench_<name>.py
+BENCHMARKS = ["engines", "replay", "smtp", "scale", "cluster", "hostile", "robots"]  # bench_<name>.py
 
 
 def main(argv: list[str] | None = None) -> int:

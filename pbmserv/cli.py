@@ -29,6 +29,7 @@ from .keys import install_replay_key
 from .mail.loopguard import header_address, header_text
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
+from .robots.turns import play_robots
 from .scheduler import earliest_due, keep_alive, run_due
 from .passwords import hash_password
 from .server import ROLES, Server, utcnow
@@ -143,11 +144,13 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
                 clock = naive_utc(date) if date else clock
                 if due is not None and due <= clock:
                     run_due(sessions, config, clock)  # deadlines that passed before this mail came
+                    play_robots(sessions, config, clock)  # the turns they gave robots
                 inbound_id, new = enqueue(sessions, raw, clock)
                 if new:
                     stored.append(inbound_id)
                 duplicates += not new
                 worker.run_pending()
+                play_robots(sessions, config, clock)  # at the robots' turns, with this mail's clock
                 due = earliest_due(sessions)
             progress.done()
             deliver_queued(sessions, MaildirTransport(outbox, durable=False, server_address=config.server.address), clock)
@@ -274,8 +277,9 @@ def cmd_tick(args: argparse.Namespace, config: Config) -> int:
     now = utcnow()
     keep_alive(sessions, config, now, retain_every=timedelta(0))  # old secrets masked on every run
     fired = run_due(sessions, config, now)
+    robots = play_robots(sessions, config, now)
     delivered = deliver_queued(sessions, make_transport(config), now)
-    print(f"{fired} deadlines passed; {delivered} replies delivered.")
+    print(f"{fired} deadlines passed; {robots} robot moves played; {delivered} replies delivered.")
     return 0
 
 
@@ -381,9 +385,10 @@ def cmd_user(args: argparse.Namespace, config: Config) -> int:
 
 
 def list_users(sessions: sessionmaker, admins: set[str]) -> int:
-    """Every account in aligned columns; an account's further addresses on lines of their own."""
+    """Every account in aligned columns; an account's further addresses on lines of their own.
+    The robot players are not accounts anyone signs in to: `players` lists them."""
     with sessions() as session:
-        users = session.scalars(select(User).order_by(User.userid_key)).all()
+        users = session.scalars(select(User).where(User.robot.is_(None)).order_by(User.userid_key)).all()
     rows = [("USERID", "STATE", "ADMIN", "CREATED", ["ADDRESSES"])]
     rows += [(user.userid, "closed" if user.disabled else "open", "yes" if user.userid_key in admins else "no",
               user.created_at.strftime("%Y-%m-%d"),
@@ -430,7 +435,7 @@ def build_parser() -> Parser:
                                 description="Listen for mail on [smtp] host:port, play the commands, and "
                                             "deliver the replies, until SIGTERM or Ctrl-C.")
     serve.add_argument("--role", action="append", metavar="ROLE[,ROLE]",
-                       help="take only these roles (smtp, worker, sender, scheduler; default all); other "
+                       help="take only these roles (smtp, worker, sender, scheduler, robots; default all); other "
                             "processes on the same database take the rest")
     serve.set_defaults(handler=cmd_serve)
 

@@ -138,7 +138,14 @@ def refresh_timers(record: GameRecord, state: State, now: datetime, actor: int |
     active = record.status == "active"
     record.timers = {name: record.timers.get(name, now.isoformat()) for name in (game.timers(state) if active else {})}
     record.clocks = turn_clocks(record, game.to_act(state) if active else frozenset(), actor, now)
+    record.robot_turn = bool(active and robots_waited_for(record, state))
     set_due(record, state)
+
+
+def robots_waited_for(record: GameRecord, state: State) -> list[int]:
+    """The robot players' seats the board waits for now (`robots/turns.py` plays them)."""
+    waiting = engine_of(record).waiting_for(state)
+    return [seat.seat for seat in record.seats if seat.user.robot and seat.seat in waiting]
 
 
 # `state` below is the board's current position when the caller has it at hand (else it
@@ -370,8 +377,8 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
         address = (extra or {}).get(seat.seat)
         if address and address.lower() not in {a.lower() for a in to}:
             to = to + [address]
-        if always or seat.seat in (extra or {}) or wants_mail(seat.user, seat.seat in acting, record):
-            readers.append((seat.seat, to))
+        if to and (always or seat.seat in (extra or {}) or wants_mail(seat.user, seat.seat in acting, record)):
+            readers.append((seat.seat, to))  # a robot has no address: it reads no mail
     readers += [(None, sub.user.emails) for sub in record.subscriptions
                 if sub.user_id not in players and not sub.user.disabled
                 and (always or wants_mail(sub.user, False, record))]

@@ -20,6 +20,7 @@ from sqlalchemy.orm import Session, sessionmaker
 from .config import Config
 from .mail.outbound import deliver_queued, make_transport
 from .mail.smtp import InboundHandler, smtp_factory
+from .robots.turns import play_robots
 from .scheduler import earliest_due, keep_alive, run_due
 from .worker import Worker
 
@@ -43,11 +44,11 @@ async def woken(event: asyncio.Event, timeout: float) -> None:
     event.clear()
 
 
-ROLES = ("smtp", "worker", "sender", "scheduler")
+ROLES = ("smtp", "worker", "sender", "scheduler", "robots")
 
 
 class Server:
-    """All four roles by default; a process may take some of them, with other processes
+    """All five roles by default; a process may take some of them, with other processes
     on the same database taking the others (`pbmserv serve --role`)."""
 
     def __init__(self, config: Config, sessions: sessionmaker[Session], transport=None,
@@ -62,6 +63,7 @@ class Server:
         self.work = asyncio.Event()
         self.send = asyncio.Event()
         self.schedule = asyncio.Event()
+        self.robots = asyncio.Event()
         self.stopping = asyncio.Event()
         self.port: int | None = None  # the bound port, once listening
 
@@ -93,13 +95,15 @@ class Server:
         self.work.set()  # mail and replies left by a previous run go out at once
         self.send.set()
         loops = {role: asyncio.create_task(run()) for role, run in
-                 (("worker", self.work_loop), ("scheduler", self.schedule_loop), ("sender", self.send_loop))
+                 (("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
+                  ("sender", self.send_loop))
                  if role in self.roles}
         await self.stopping.wait()
         if listener is not None:
             listener.close()
             await self.drain()
-        for role, event in (("worker", None), ("scheduler", self.schedule), ("sender", self.send)):
+        for role, event in (("worker", None), ("scheduler", self.schedule), ("robots", self.robots),
+                            ("sender", self.send)):
             if role in loops:  # in this order: what the worker queues last still goes out
                 if event is not None:
                     event.set()
@@ -128,6 +132,7 @@ class Server:
             if processed:
                 self.send.set()
                 self.schedule.set()  # the mail may have started or ended deadlines
+                self.robots.set()  # or given a robot its turn
             if self.stopping.is_set():
                 return
 
@@ -148,13 +153,33 @@ class Server:
                 fired, due = 0, None
             if fired:
                 self.send.set()
+                self.robots.set()
             wait = RETRY_SECONDS if due is None else max(0.0, (due - utcnow()).total_seconds())
             await woken(self.schedule, min(wait, RETRY_SECONDS) + 0.01)
 
+    async def robots_loop(self) -> None:
+        """Play the robots' moves as their turns come (`robots/turns.py`), in a thread,
+        so that SMTP and the other roles go on while a robot thinks; boards changed by
+        another process are noticed by a light poll."""
+        while not self.stopping.is_set():
+            try:
+                played = await asyncio.to_thread(play_robots, self.sessions, self.config, utcnow(),
+                                                 self.stopping.is_set)
+            except Exception:  # noqa: BLE001 - e.g. the database is busy: the boards still wait
+                log.exception("playing the robots' moves failed; trying again")
+                played = 0
+            if played:
+                self.send.set()
+                self.schedule.set()
+            await woken(self.robots, POLL_SECONDS)
+
     async def send_loop(self) -> None:
-        """Deliver replies as soon as they are queued; retry deferred ones now and then."""
+        """Deliver replies as soon as they are queued; retry deferred ones now and then.
+        Replies queued by another process (a worker, a scheduler or robots apart) are
+        noticed by a light poll."""
+        apart = not {"worker", "scheduler", "robots"} <= set(self.roles)
         while True:
-            await woken(self.send, RETRY_SECONDS)
+            await woken(self.send, POLL_SECONDS if apart else RETRY_SECONDS)
             await self.deliver()
             if self.stopping.is_set():
                 return

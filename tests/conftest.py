@@ -21,6 +21,7 @@ import pytest
 from pbmserv.config import load_config
 from pbmserv.keys import install_replay_key
 from pbmserv.mail.outbound import MemoryTransport, deliver_queued
+from pbmserv.robots.turns import play_robots
 from pbmserv.scheduler import run_due
 from pbmserv.store.db import open_database
 from pbmserv.store.queue import enqueue
@@ -162,6 +163,7 @@ class Server:
         def process() -> None:
             enqueue(self.sessions, raw, self.clock, envelope_from)
             self.worker.run_pending()
+            play_robots(self.sessions, self.config, self.clock)  # as replay does
         return self.collect(process)
 
     def collect(self, action) -> list[Reply]:
@@ -179,7 +181,10 @@ class Server:
     def wait(self, delta: timedelta) -> list[Reply]:
         """Let `delta` pass: the deadlines that fall due fire, as `pbmserv tick` would."""
         self.clock += delta
-        return self.collect(lambda: run_due(self.sessions, self.config, self.clock))
+        def fire() -> None:
+            run_due(self.sessions, self.config, self.clock)
+            play_robots(self.sessions, self.config, self.clock)
+        return self.collect(fire)
 
     def send(self, sender: str, subject: str, body: str = "", *, message_id: str | None = "auto",
              headers: dict[str, str] | None = None) -> list[Reply]:

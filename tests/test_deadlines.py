@@ -633,7 +633,7 @@ def test_tick_fires_a_forfeit_that_is_due_now(server, tmp_path, monkeypatch, cap
     config.write_text(f'[database]\nurl = "{server.config.database.url}"\n\n'
                       f'[outbound]\ntransport = "maildir"\nmaildir = "{tmp_path / "outbox"}"\n')
     assert main(["tick", "--config", str(config)]) == 0
-    assert capsys.readouterr().out == "2 deadlines passed; 3 replies delivered.\n"
+    assert capsys.readouterr().out == "2 deadlines passed; 0 robot moves played; 3 replies delivered.\n"
     sent = maildir_messages(tmp_path / "outbox")
     assert [(m["To"], m["Subject"]) for m in sent] == [
         (BOB, "Nag: Super-Wari Board 101 bob"), (ALICE, "Super-Wari Board 101"), (BOB, "Super-Wari Board 101")]
@@ -641,4 +641,4 @@ def test_tick_fires_a_forfeit_that_is_due_now(server, tmp_path, monkeypatch, cap
         "Game won by alice.\nbob forfeited: no move for 5 days."] * 2
     assert record_of(server)["moves"][-1] == (2, 1, "forfeit", "forfeit", since + 5 * DAY)
     assert main(["tick", "--config", str(config)]) == 0
-    assert capsys.readouterr().out == "0 deadlines passed; 0 replies delivered.\n"
+    assert capsys.readouterr().out == "0 deadlines passed; 0 robot moves played; 0 replies delivered.\n"

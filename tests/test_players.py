@@ -8,6 +8,10 @@ from __future__ import annotations
 from conftest import body_of
 
 ALICE, BOB, CAROL, DAVE = "alice@example.org", "bob@example.org", "carol@example.org", "dave@example.org"
+ROBOTS = ("Robot players, ready at any hour for {game}:\n\n"
+          "  robot1 (weak): 0 running, 0 finished, no move yet\n"
+          "  robot2 (medium): 0 running, 0 finished, no move yet\n"
+          "  robot3 (strong): 0 running, 0 finished, no move yet\n\n")
 FOOT = ("To challenge one: {game} challenge USERID PASSWORD OPPONENT\n"
         "To be listed too, send: set USERID PASSWORD listed on\n")
 
@@ -26,7 +30,9 @@ def played(server):
 
 def test_nobody_listed(server):
     server.signup("alice")
-    assert body_of(server.one(ALICE, "players")) == "Nobody has asked to be listed yet.\n\n" + FOOT.format(game="GAME")
+    assert body_of(server.one(ALICE, "players")) == (ROBOTS.format(game="every game")
+                                                     + "No player has asked to be listed yet.\n\n"
+                                                     + FOOT.format(game="GAME"))
 
 
 def test_players_lists_the_listed_with_boards_last_move_and_ratings(server):
@@ -34,7 +40,7 @@ def test_players_lists_the_listed_with_boards_last_move_and_ratings(server):
     reply = server.one(CAROL, "players")
     assert (reply.subject, reply.to) == ("pbmserv players", [CAROL])
     assert body_of(reply) == (
-        "Players who want games:\n\n"
+        ROBOTS.format(game="every game") + "Players who want games:\n\n"
         "  bob: 1 running, 1 finished, last move 2026-11-01\n"
         "    rating: superwari 1584?\n"
         "  alice: 0 running, 1 finished, last move 2026-11-01\n"
@@ -47,7 +53,7 @@ def test_players_lists_the_listed_with_boards_last_move_and_ratings(server):
 def test_players_of_one_game_count_only_its_boards_and_rating(server):
     played(server)
     assert body_of(server.one(CAROL, "players Wari")) == (
-        "Players who want Wari games (their Wari boards and rating):\n\n"
+        ROBOTS.format(game="Wari") + "Players who want Wari games (their Wari boards and rating):\n\n"
         "  bob: 1 running, 0 finished, last move 2026-11-01\n"
         "  alice: 0 running, 0 finished, no move yet\n"
         "  dave: 0 running, 0 finished, no move yet\n\n" + FOOT.format(game="wari"))

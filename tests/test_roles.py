@@ -30,7 +30,8 @@ def test_a_listener_and_a_worker_apart_play_a_game(tmp_path, serve_url):
 
 def test_an_unknown_role_is_refused(capsys):
     assert main(["serve", "--role", "smtp,juggler"]) == 2
-    assert capsys.readouterr().err == "pbmserv serve: no role juggler; choose from smtp, worker, sender, scheduler, all\n"
+    assert capsys.readouterr().err == ("pbmserv serve: no role juggler; choose from smtp, worker, sender, scheduler, "
+                                       "robots, all\n")
 
 
 class Started(Exception):
@@ -41,11 +42,11 @@ def stand_in(config, sessions, roles):
     raise Started(roles)
 
 
-@pytest.mark.parametrize("argument", ["", "--role=all", "--role=worker,smtp --role sender --role scheduler"])
+@pytest.mark.parametrize("argument", ["", "--role=all", "--role=worker,smtp --role sender --role scheduler --role robots"])
 def test_all_roles_by_name_are_the_default(argument, monkeypatch):
     from pbmserv import cli
     monkeypatch.setattr(cli, "Server", stand_in)
     monkeypatch.setattr(cli, "open_database", lambda *args: None)
     with pytest.raises(Started) as started:
         main(["serve", *argument.split()])
-    assert started.value.args[0] == ("smtp", "worker", "sender", "scheduler")
+    assert started.value.args[0] == ("smtp", "worker", "sender", "scheduler", "robots")

@@ -157,14 +157,14 @@ def test_tick_fires_what_is_due_and_the_game_can_end_by_deadlines(server, monkey
     monkeypatch.setenv("PBMSERV_DATABASE_URL", server.config.database.url)
     monkeypatch.setenv("PBMSERV_OUTBOUND_MAILDIR", "outbox")
     assert main(["tick"]) == 0
-    assert capsys.readouterr().out == "3 deadlines passed; 6 replies delivered.\n"
+    assert capsys.readouterr().out == "3 deadlines passed; 0 robot moves played; 6 replies delivered.\n"
     with server.sessions() as session:
         record = session.scalar(select(GameRecord))
         assert (record.status, record.result, record.due_at) == ("finished", "Game won by alice.", None)
         assert [m.created_at - m.game.created_at for m in record.moves] == [
             timedelta(hours=1), timedelta(hours=2), timedelta(hours=3)]
     assert main(["tick"]) == 0
-    assert capsys.readouterr().out == "0 deadlines passed; 0 replies delivered.\n"
+    assert capsys.readouterr().out == "0 deadlines passed; 0 robot moves played; 0 replies delivered.\n"
 
 
 def test_a_private_action_shows_its_comment_only_to_the_seats_concerned(server):

@@ -14,6 +14,7 @@ from ..mail.outbound import Mail
 from ..passwords import hash_password
 from ..render import render
 from ..store.models import Address, RateEvent, User
+from ..robots import is_robot_name
 from ..store.repo import all_users, find_user, players_of_type, rate_limited, recent_events
 from .base import (Command, CommandError, Context, account_commands, ask_admins, authenticate, command, fit,
                    game_commands, load_commands, relay_replier, relay_reply_address)
@@ -43,6 +44,9 @@ def check_userid(ctx: Context, userid: str) -> None:
             "Send: signup USERID PASSWORD [ADDRESS ...]")
     if userid.lower() in RESERVED_USERIDS:
         raise CommandError(f"'{userid}' cannot be a userid: the word is used in board subjects.",
+                           "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
+    if is_robot_name(userid):
+        raise CommandError(f"'{userid}' cannot be a userid: robot1, robot2, ... are robot players.",
                            "Choose another userid and send: signup USERID PASSWORD [ADDRESS ...]")
     if userid.lower() in {a.lower() for a in ctx.config.server.admins}:  # admins are made on the command line
         raise CommandError(f"The userid {userid} is reserved for an admin of this server.",

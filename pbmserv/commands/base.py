@@ -208,6 +208,9 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     if user is None:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
+    if user.robot:
+        raise CommandError(f"{user.userid} is a robot player: it has no password, and it moves by itself.",
+                           f"To play it, send: GAME challenge USERID PASSWORD {user.userid}")
     if user.disabled:
         raise CommandError(f"The account {user.userid} is closed.", ask_admins(ctx, "to open it again", closed=True))
     limit = ctx.config.limits.wrong_passwords_per_hour

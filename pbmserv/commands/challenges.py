@@ -45,6 +45,7 @@ from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import load_player, send_boards
 
 MAX_LIMIT = 999
+ROBOT_BOARDS = 10  # running boards with robots one player may have
 
 
 def preference(ctx: Context, user: User, game: Game) -> Preference | None:
@@ -64,10 +65,26 @@ def boards(n: int, game: Game) -> str:
     return f"{n} running {game.title} board{'' if n == 1 else 's'}"
 
 
+def boards_with_robots(ctx: Context, user: User) -> int:
+    """The running boards, of any game, where `user` plays with a robot."""
+    with_robot = (select(Seat.game_id).join(User, Seat.user_id == User.id).where(User.robot.is_not(None)))
+    return ctx.session.scalar(
+        select(func.count(Seat.id)).join(GameRecord, Seat.game_id == GameRecord.id)
+        .where(Seat.user_id == user.id, GameRecord.status == "active", Seat.game_id.in_(with_robot))) or 0
+
+
 def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[User]) -> None:
     """Refuse the challenge if an opponent refuses challenges of `game`, or plays as
     many running boards of it that others started as they accept. The challenger's own
-    settings do not count."""
+    settings do not count. Robots accept every challenge, but a player may have at
+    most ROBOT_BOARDS running boards with robots: their thinking is the server's
+    dearest work, and it is shared."""
+    if any(opponent.robot for opponent in opponents):
+        running = boards_with_robots(ctx, challenger)
+        if running >= ROBOT_BOARDS:
+            raise CommandError(f"{challenger.userid} plays {running} running boards with robots, "
+                               f"the most one player may.",
+                               "Finish one first, or challenge a person: send 'players' for a list.")
     for opponent in opponents:
         pref = preference(ctx, opponent, game)
         if pref is None:

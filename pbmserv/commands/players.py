@@ -1,7 +1,9 @@
 """`players [GAME]`: the users who chose to be listed (`set USERID PASSWORD listed
 on`), for a newcomer to find someone to play with: userid, games running and
 finished, the last move and the ratings. Never an address; closed accounts are not
-listed. At most PLAYERS_LIMIT are listed, those who moved last first."""
+listed. At most PLAYERS_LIMIT are listed, those who moved last first. The robot
+players come first, weak to strong: always there, rated like everyone, so that a
+newcomer can measure themselves."""
 
 from __future__ import annotations
 
@@ -11,6 +13,7 @@ from sqlalchemy import false, func, select, true
 
 from ..games import games, get_game
 from ..ratings import PROVISIONAL_GAMES
+from ..robots import STRENGTH
 from ..render import render
 from ..store.models import GameRecord, Move, Rating, Seat, User
 from .base import Command, CommandError, Context, command
@@ -37,15 +40,18 @@ class Players(Command):
                                    f"The games are {', '.join(games())}; send e.g.: players {next(iter(games()))}")
         users = ctx.session.scalars(select(User).where(User.listed == true(), User.disabled == false())).all()
         rows = player_rows(ctx, users, game.name if game else None)
-        shown = rows[:PLAYERS_LIMIT]
+        robots = sorted((row for row in rows if row[0].robot), key=lambda row: row[0].robot)
+        people = [row for row in rows if not row[0].robot]
+        shown = people[:PLAYERS_LIMIT]
         ctx.reply("pbmserv players", render(
-            "commands/players.txt", game=game, rows=shown, more=len(rows) - PLAYERS_LIMIT,
-            provisional=PROVISIONAL_GAMES if any("?" in rating for row in shown for rating in row[4]) else 0))
-        return f"List of {len(rows)} players sent."
+            "commands/players.txt", game=game, rows=shown, more=len(people) - PLAYERS_LIMIT, robots=robots,
+            strength=STRENGTH,
+            provisional=PROVISIONAL_GAMES if any("?" in rating for row in shown + robots for rating in row[4]) else 0))
+        return f"List of {len(people)} players and {len(robots)} robots sent."
 
 
 def player_rows(ctx: Context, users: list[User], game_type: str | None) -> list[tuple]:
-    """(userid, running, finished, last move, ratings) of `users`, who moved last first."""
+    """(user, running, finished, last move, ratings) of `users`, who moved last first."""
     ids = [user.id for user in users]
     of_game = [GameRecord.game_type == game_type] if game_type else []
     counts: dict[tuple[int, str], int] = {
@@ -63,7 +69,7 @@ def player_rows(ctx: Context, users: list[User], game_type: str | None) -> list[
             .order_by(Rating.game_type)):
         mark = "?" if rating.games < PROVISIONAL_GAMES else ""
         ratings.setdefault(rating.user_id, []).append(f"{rating.game_type} {whole(rating.rating)}{mark}")
-    rows = [(user.userid, counts.get((user.id, "active"), 0), counts.get((user.id, "finished"), 0),
+    rows = [(user, counts.get((user.id, "active"), 0), counts.get((user.id, "finished"), 0),
              last.get(user.id), ratings.get(user.id, [])) for user in users]
-    rows.sort(key=lambda row: row[0].lower())
+    rows.sort(key=lambda row: row[0].userid_key)
     return sorted(rows, key=lambda row: row[3] or datetime.min, reverse=True)  # stable: ties by userid

@@ -67,6 +67,9 @@ class User(Base):
     digest_due: Mapped[datetime | None] = mapped_column(DateTime, nullable=True, index=True)
     digest_since: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
     listed: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false())
+    # A robot player's level (1 weak to 3 strong, `robots/`); None for a person. A robot
+    # has no address and no usable password: it plays by itself and is never mailed.
+    robot: Mapped[int | None] = mapped_column(Integer, nullable=True)
     # loaded with the user: every board mail needs the addresses, every deadline the vacations
     addresses: Mapped[list[Address]] = relationship(
         back_populates="user", cascade="all, delete-orphan", order_by="Address.position", lazy="selectin"
@@ -127,6 +130,8 @@ class GameRecord(Base):
     # A vote in progress (`propose` a draw, `undo`): {"kind": "draw" | "undo", "by": seat,
     # "accepted": [seats], "move": number of the first move taken back (undo)}.
     vote: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    # The board waits for a robot's seat: what the robots role looks for (`robots/play.py`).
+    robot_turn: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), index=True)
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat", lazy="selectin"
     )
@@ -217,6 +222,28 @@ class Preference(Base):
     game_type: Mapped[str] = mapped_column(String(32))
     refuse: Mapped[bool] = mapped_column(Boolean, default=False)
     limit: Mapped[int | None] = mapped_column(Integer, nullable=True)
+
+
+class Seek(Base):
+    """An open challenge (`GAME seek`): `players` seats in all, the seeker's and the
+    joiners' (`joined`, user ids in the order they joined), with the parameters and
+    deadlines the board will have. Open until it starts a board, is withdrawn, or
+    expires at `expires_at`."""
+
+    __tablename__ = "seeks"
+    id: Mapped[int] = mapped_column(primary_key=True)  # the SEEK number players send
+    game_type: Mapped[str] = mapped_column(String(32))
+    user_id: Mapped[int] = mapped_column(ForeignKey("users.id"), index=True)
+    players: Mapped[int] = mapped_column(Integer)
+    params: Mapped[dict[str, Any]] = mapped_column(JSON)
+    nag_after: Mapped[int] = mapped_column(Integer, default=0)
+    forfeit_after: Mapped[int] = mapped_column(Integer, default=0)
+    joined: Mapped[list[int]] = mapped_column(JSON, default=list)
+    status: Mapped[str] = mapped_column(String(16), index=True)  # open | started | withdrawn | expired
+    board: Mapped[int | None] = mapped_column(Integer, nullable=True)  # the board it started
+    created_at: Mapped[datetime] = mapped_column(DateTime)
+    expires_at: Mapped[datetime] = mapped_column(DateTime, index=True)
+    user: Mapped[User] = relationship(lazy="selectin")
 
 
 class Rating(Base):

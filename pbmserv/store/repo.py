@@ -75,13 +75,15 @@ def running_games(session: Session, user: User) -> list[GameRecord]:
 
 
 def players_of_type(session: Session, game_type: str) -> list[User]:
-    """Every user who has had a seat in a game of this type."""
+    """Every person who has had a seat in a game of this type (robots read no mail)."""
     seated = select(Seat.user_id).join(GameRecord).where(GameRecord.game_type == game_type)
-    return list(session.scalars(select(User).where(User.id.in_(seated)).order_by(User.userid_key)))
+    return list(session.scalars(select(User).where(User.id.in_(seated), User.robot.is_(None))
+                                .order_by(User.userid_key)))
 
 
 def all_users(session: Session) -> list[User]:
-    return list(session.scalars(select(User).order_by(User.userid_key)))
+    """Every person (not the robots)."""
+    return list(session.scalars(select(User).where(User.robot.is_(None)).order_by(User.userid_key)))
 
 
 def recent_events(session: Session, kind: str, key: str, now: datetime, window: timedelta) -> int:
