@@ -61,12 +61,14 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "forfeit_time": "21d",
         "vacation_days": 30,
         "downtime_grace": "1h",
+        "seek_days": 7,
     },
 }
 
 TRANSPORTS = ("maildir", "smtp", "memory")
 PROTOCOLS = ("smtp", "lmtp")
 PASSWORD_COSTS = ("standard", "fast")
+MAX_SEEK_DAYS = 365  # an open challenge (`GAME seek`) waits at most this long
 
 
 class ConfigError(Exception):
@@ -189,6 +191,9 @@ def _validate(values: dict[str, dict[str, Any]]) -> None:
         if duration_seconds(text) is None and not (key != "downtime_grace" and text == "off"):
             also = "" if key == "downtime_grace" else ', or "off"'
             raise ConfigError(f'[games] {key} must be a duration such as "90m", "72h" or "7d"{also}, not {text!r}')
+    if not 1 <= values["games"]["seek_days"] <= MAX_SEEK_DAYS:
+        raise ConfigError(f"[games] seek_days must be a whole number of days from 1 to {MAX_SEEK_DAYS}, "
+                          f"not {values['games']['seek_days']}")
     nag, forfeit = (duration_seconds(values["games"][key]) for key in ("nag_time", "forfeit_time"))
     if nag and forfeit and nag >= forfeit:
         raise ConfigError("[games] nag_time must be shorter than forfeit_time: the reminder comes before the forfeit")

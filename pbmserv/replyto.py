@@ -36,7 +36,7 @@ def token_seat(session: Session, config: Config, token: str) -> tuple[GameRecord
     """The board and seat a reply token stands for, if it is genuine and its player's
     password is still the one it was made with."""
     parts = token.lower().split("-")
-    if len(parts) != 3 or not parts[0].isdigit() or not parts[1].isdigit() or len(parts[0]) > 12:
+    if len(parts) != 3 or not parts[0].isdecimal() or not parts[1].isdecimal() or len(parts[0]) > 12:
         return None
     record = session.get(GameRecord, int(parts[0]))
     seat = int(parts[1])

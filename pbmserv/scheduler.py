@@ -1,13 +1,14 @@
 """The one scheduler of time-driven events (DESIGN.md §1).
 
 Engines name their deadlines (`Game.timers`), the server adds its own nag and forfeit
-clocks (`clocks.py`), and `GameRecord.due_at` keeps the earliest. `run_due(now)` fires
-every deadline due by `now`, earliest first, each in its own transaction, with the
-clock set to the deadline itself: so a replay whose Date: jumps forward fires every
-deadline in between, in order, and gets the same replies every time. `serve` calls it
-continuously, `replay` before each mail with that mail's Date:, and `pbmserv tick` once.
-The same two also mask and delete the secrets kept in stored mail (`store/retention.py`):
-`serve` about once an hour, `tick` on every run.
+clocks (`clocks.py`), and `GameRecord.due_at` keeps the earliest; daily digests and
+the expiry of open challenges (`commands/seeks.py`) are events of the same kind.
+`run_due(now)` fires every event due by `now`, earliest first, each in its own
+transaction, with the clock set to the event's own time: so a replay whose Date:
+jumps forward fires every event in between, in order, and gets the same replies
+every time. `serve` calls it continuously, `replay` before each mail with that mail's
+Date:, and `pbmserv tick` once. The same two also mask and delete the secrets kept in
+stored mail (`store/retention.py`): `serve` about once an hour, `tick` on every run.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from .mail.outbound import Mail, queue_mails
 from .play import (board_mails, current_state, engine_of, next_deadline, record_action, set_due, show_board,
                    when)
 from .replyto import reply_address
+from .commands.seeks import due_seek, expire, next_expiry
 from .digest import due_digest, send_digest
 from .store.models import GameRecord, Setting, User
 from .store.retention import Retained, retain
@@ -45,18 +47,20 @@ def next_due(session: Session, now: datetime) -> GameRecord | None:
 
 
 def run_due(sessions: sessionmaker[Session], config: Config, now: datetime) -> int:
-    """Fire every deadline and send every digest due by `now`, earliest first; the
-    number fired."""
+    """Fire every deadline, send every digest and expire every open challenge (seek)
+    due by `now`, earliest first (at the same moment: a board's deadline, then a
+    digest, then a seek), each in its own transaction; the number fired."""
     fired = 0
     while True:
         with sessions.begin() as session:
-            record, user = next_due(session, now), due_digest(session, now)
-            if record is None and user is None:
+            record, user, seek = next_due(session, now), due_digest(session, now), due_seek(session, now)
+            events = [(moment, rank, action, row) for moment, rank, action, row in (
+                (record and record.due_at, 0, fire, record), (user and user.digest_due, 1, send_digest, user),
+                (seek and seek.expires_at, 2, expire, seek)) if row is not None]
+            if not events:
                 return fired
-            if user is not None and (record is None or user.digest_due < record.due_at):
-                send_digest(session, config, user)
-            else:
-                fire(session, config, record)
+            _moment, _rank, action, row = min(events, key=lambda event: event[:2])
+            action(session, config, row)
         fired += 1
 
 
@@ -161,12 +165,13 @@ def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
 
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
-    """When the next deadline of any active game or the next digest falls due (for
-    `serve` to sleep until)."""
+    """When the next deadline of any active game, the next digest or the first
+    expiry of an open seek falls due (for `serve` to sleep until)."""
     with sessions() as session:
         board = session.scalar(select(GameRecord.due_at).where(GameRecord.status == "active",
                                                                 GameRecord.due_at.is_not(None))
                                .order_by(GameRecord.due_at).limit(1))
         digest = session.scalar(select(User.digest_due).where(User.digest_due.is_not(None))
                                 .order_by(User.digest_due).limit(1))
-    return min((moment for moment in (board, digest) if moment is not None), default=None)
+        seek = next_expiry(session)
+    return min((moment for moment in (board, digest, seek) if moment is not None), default=None)

@@ -227,7 +227,7 @@ class Handler:
         """A mail to one of the server's tagged addresses, holding no command: a move
         (reply to play), a reply that confirms an address or lifts a lock-out, or an
         answer to a relayed message or chat."""
-        if tag[:1].isdigit():
+        if tag[:1].isdecimal():
             self.run_reply(tag)
             return
         kind, payload, given = split_tag(tag) or ("", "", "")

@@ -82,6 +82,8 @@ Game commands (GAME is the name of a game below):
       accept challenges of this game again after 'refuse'
   GAME limit USERID PASSWORD N|none
       accept challenges only while you play fewer than N boards others started
+  GAME match USERID PASSWORD PLAYER PLAYER ... [-NAME=VALUE ...]
+      start a board between robots to watch (admins: between anyone)
   GAME subscribe BOARD USERID PASSWORD
       watch a board: its board mails, as everyone sees them, come to you too
   GAME unsubscribe BOARD USERID PASSWORD
@@ -100,6 +102,16 @@ Game commands (GAME is the name of a game below):
       the finished boards of this game (or of a player), with their results
   GAME standings
       the players' Elo ratings in this game (two-player games only)
+  GAME seek USERID PASSWORD [PLAYERS] [-NAME=VALUE ...]
+      post an open challenge that anyone may join
+  GAME seeks
+      the open challenges of this game, the oldest first
+  GAME join SEEK USERID PASSWORD
+      take a seat in an open challenge; a two-player game starts at once
+  GAME start SEEK USERID PASSWORD [ROBOT ...]
+      start your seek now; robots you name fill empty seats
+  GAME unseek SEEK USERID PASSWORD
+      withdraw your open challenge, or leave one you joined
 
 Games:
   serpent     Eggs and snakes on a hex board: groups without a survival path
@@ -113,7 +125,8 @@ Games:
   wari        The classic 6-pit mancala game (Oware): sow, capture 2s and 3s
 
 Send "help COMMAND" for more on a command, "GAME help" for a game's rules,
-and "help reply" for how to move by answering a board mail.
+"help reply" for how to move by answering a board mail, and "help robots"
+for the computer opponents.
 
 Admins only:
   abort GAME BOARD USERID PASSWORD

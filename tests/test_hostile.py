@@ -105,3 +105,15 @@ def test_ten_thousand_generated_mails(quiet_server):
         quiet_server.send_raw(raw)
     assert_all_handled(quiet_server)
     assert snapshot(quiet_server) == before
+
+
+@pytest.mark.parametrize("subject", ["wari show ²", "wari show ²#1", "abort wari ¹⁰¹ root pw",
+                                     "survive move 101 alice alice-pw accept ³"])
+def test_digits_that_are_not_decimal_get_an_answer(server, subject):
+    """`'²'.isdigit()` holds but `int('²')` fails: numbers are read with isdecimal, so
+    such a mail gets an error reply instead of failing."""
+    server.signup("alice")
+    replies = server.send("alice@example.org", subject)
+    assert len(replies) == 1 and replies[0].subject.endswith("error")
+    with server.sessions() as session:
+        assert session.scalar(select(func.count()).where(Inbound.status == "failed")) == 0

@@ -5,7 +5,6 @@ names are reserved, they have no password and get no mail."""
 
 from __future__ import annotations
 
-import random
 
 from sqlalchemy import select
 
@@ -15,7 +14,7 @@ from pbmserv.play import replay, seeded_rng
 from pbmserv.robots import choose
 from pbmserv.store.models import GameRecord, Outbound, User
 
-ALICE = "alice@example.org"
+ALICE, BOB = "alice@example.org", "bob@example.org"
 
 
 def record_of(server, number: int = 101, game: str = "wari") -> GameRecord:
@@ -119,3 +118,49 @@ def test_a_robots_process_of_its_own_plays_beside_the_others_over_smtp(tmp_path,
 def read_robots_maildir(path):
     from test_smtp import read_maildir
     return read_maildir(path / "outbox") if (path / "outbox").exists() else []
+
+
+def test_anyone_may_match_robots_to_watch_them_but_only_admins_match_people(make_server):
+    server = make_server(server={"admins": ["root"]})
+    server.signup("alice", "bob")
+    server.add_user("root")
+    started = server.send(ALICE, "wari match alice alice-pw robot1 robot2")
+    assert [(r.to, r.subject) for r in started][0] == ([ALICE], "New Wari Board 101 robot1")
+    assert body_of(started[0]).startswith(
+        "You watch Wari board 101 now: every board mail of it comes to you too.\n"
+        "To stop, send: wari unsubscribe 101 alice PASSWORD\n\n")
+    # the robots played it through at once; alice got every board mail, the last one the end
+    assert record_of(server).status == "finished" and len(started) == len(record_of(server).moves) + 1
+    assert "Game won by" in body_of(started[-1]) or "tie" in body_of(started[-1])
+    refused = server.one(ALICE, "wari match alice alice-pw bob robot1")
+    assert body_of(refused).startswith(
+        "Only admins may start a board between people, and alice is not one.\n"
+        "To play bob, send: wari challenge alice PASSWORD bob\n")
+    paired = server.send("root@example.org", "wari match root root-pw alice bob")
+    assert sorted((r.to[0], r.subject) for r in paired) == [
+        (ALICE, "New Wari Board 102 alice"), (BOB, "New Wari Board 102 alice"),
+        ("root@example.org", "New Wari Board 102 alice")]
+    bob = body_of(next(r for r in paired if r.to == [BOB]))
+    assert "root, an admin, started this board for you. Move, or decline:\n  wari decline 102 bob PASSWORD\n" in bob
+    assert "wari decline 102 alice PASSWORD" in body_of(next(r for r in paired if r.to == [ALICE]))
+
+
+def test_boards_between_robots_end_at_once_and_hold_no_place_under_the_cap(server):
+    server.signup("alice")
+    for n in range(10):
+        server.send(ALICE, "survival match alice alice-pw robot1 robot2")
+    with server.sessions() as session:  # games end fast: count the ones still running
+        running = session.scalar(select(GameRecord.id).where(GameRecord.status == "active").limit(1))
+    assert running is None  # robots never wait: nothing holds the cap
+    reply = server.send(ALICE, "wari challenge alice alice-pw robot3")
+    assert reply[0].subject == "New Wari Board 101 alice"
+
+
+def test_help_robots_names_them_and_says_how_to_play_them(server):
+    reply = server.one(ALICE, "help robots")
+    text = body_of(reply)
+    assert text.startswith("Robots: computer opponents for every game, at any hour\n\n"
+                           "  robot1   weak: a beginner's first opponent\n")
+    assert "  wari challenge USERID PASSWORD robot1\n" in text
+    assert "You may play at most 10 running boards with robots at a time.\n" in text
+    assert max(len(line) for line in reply.text.splitlines()) <= 78

@@ -212,7 +212,7 @@ def play(players: Players, game_name: str, board: int, rng: random.Random, moves
 
 GAME_COMMANDS = ["help", "challenge", "move", "show", "showas", "resign", "games", "decline", "refuse", "welcome",
                  "limit", "subscribe", "unsubscribe", "chat", "queue", "preview", "submit", "confirm", "history",
-                 "standings", "rematch"]
+                 "standings", "rematch", "seek", "seeks", "join", "start", "unseek", "match"]
 
 
 def game_scenario(players: Players, g: str) -> None:
@@ -350,6 +350,45 @@ def game_scenario(players: Players, g: str) -> None:
         players.send(b, f"{g} decline {board} {b} {pb}", COMMENT)
         players.send(b, f"{g} decline {board} {b} {pb}")
 
+    with players.section("seeks"):  # seeks 1 to 3 of this server; seek 3 expires in "deadlines"
+        seats, few = SEATS[g], SMALL_SEATS[g]
+        c, d = PLAYERS[2], PLAYERS[4]
+        players.each(a, f"{g} seeks", f"{g} seek {a} {pa} {seats} {BIG[g].replace(PLAYERS[2], a)}",
+                     f"{g} seek {a} {pa} {few} {SMALL[g]}", f"{g} seek {a} {pa}", f"{g} seek {a} {pa}",
+                     f"{g} seek {a} {pa} 99999999999999999999999", f"{g} seek {a} {pa} {seats + 1}",
+                     f"{g} seek {a} {pa} {b}", f"{g} seek {a} {pa} {seats} {BAD_PARAMS[g][0]}",
+                     f"{g} seek {a} {pa} -first={NOBODY}", f"{g} seek {a} {WRONG}",
+                     f"{g} join 1 {a} {pa}", f"{g} start 1 {a} {pa} {b}", f"{g} start 1 {a} {pa} {NOBODY}",
+                     f"{g} start 1 {a} {pa} robot1 robot2 robot3 robot1 robot2 robot3 robot1",
+                     f"{g} join 123456789012 {a} {pa}", f"{g} join {NOT_A_MOVE} {a} {pa}",
+                     f"{g} unseek 999999999 {a} {pa}")
+        players.send(WATCHER, f"{g} join 1 robot1 {WRONG}")
+        players.send(OUTSIDER, f"{g} seeks")
+        players.each(c, f"{g} refuse {c} {password(c)}", f"{g} join 3 {c} {password(c)}",
+                     f"{g} welcome {c} {password(c)}", f"{g} unseek 1 {c} {password(c)}",
+                     f"{g} start 1 {c} {password(c)}")
+        players.send(b, f"{g} join 1 {b} {pb}", COMMENT)  # a two-player game starts
+        players.each(b, f"{g} join 1 {b} {pb}", f"{g} start 1 {b} {pb}", f"{g} unseek 3 {b} {pb}")
+        if seats > 2:
+            for userid in PLAYERS[2:5]:
+                players.send(userid, f"{g} join 1 {userid} {password(userid)}")
+            players.send(c, f"{g} unseek 1 {c} {password(c)}")
+            players.send(d, f"{g} refuse {d} {password(d)}")
+            players.send(a, f"{g} start 1 {a} {pa}")  # d refuses now
+            players.send(d, f"{g} welcome {d} {password(d)}")
+            players.send(OUTSIDER, f"{g} seeks")
+            players.send(a, f"{g} start 1 {a} {pa} robot1 robot2 robot3", COMMENT)
+            players.send(b, f"{g} join 2 {b} {pb}")
+            players.send(a, f"{g} unseek 2 {a} {pa}")
+        else:
+            players.send(a, f"{g} start 2 {a} {pa} robot3", COMMENT)
+
+    with players.section("robots"):
+        robots = " ".join(f"robot{1 + n % 3}" for n in range(SMALL_SEATS[g]))
+        players.each(a, f"{g} match {a} {pa} {b} robot1", f"{g} match {a} {pa} robot1 robot1",
+                     f"{g} match {a} {WRONG} {robots}", f"{g} resign 101 robot2 {WRONG}")
+        players.send(WATCHER, f"{g} match {WATCHER} {password(WATCHER)} {robots}")  # played through at once
+
     with players.section("deadlines"):  # board 101: reminders and forfeits, or the game's own deadlines
         for _ in range(10):
             server.wait(timedelta(days=1))
@@ -383,7 +422,7 @@ def account_scenario(players: Players) -> None:
         players.send(SECOND, f"change address {SECOND} {password(SECOND)} {address(SECOND)} {other}.again")
 
     with players.section("help"):
-        topics = ["", "reply", "help", "signup", "change", "change password", "change address", "confirm", "list",
+        topics = ["", "reply", "robots", "help", "signup", "change", "change password", "change address", "confirm", "list",
                   "message", "broadcast", "forgot", "reset", "signoff", "all games", "abort", "disable", "enable",
                   "vacation", "GAME move", "move", "game standings", "no-such-topic-with-a-long-name",
                   "superwari", "serpent", "survival", "survive", "wari"]
@@ -482,7 +521,7 @@ def account_scenario(players: Players) -> None:
 
 
 GAME_SECTIONS = ["help", "challenge", "refuse", "show", "move", "pending", "watch", "votes", "reply", "results",
-                 "vacation", "play", "finished", "decline", "deadlines"]
+                 "vacation", "play", "finished", "decline", "seeks", "deadlines"]
 ACCOUNT_SECTIONS = ["signup", "confirm", "help", "password", "address", "message", "broadcast", "all games",
                     "vacation", "lock", "admin", "errors"]
 

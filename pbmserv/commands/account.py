@@ -14,7 +14,7 @@ from ..mail.outbound import Mail
 from ..passwords import hash_password
 from ..render import render
 from ..store.models import Address, RateEvent, User
-from ..robots import is_robot_name
+from ..robots import ROBOT_BOARDS, is_robot_name
 from ..store.repo import all_users, find_user, players_of_type, rate_limited, recent_events
 from .base import (Command, CommandError, Context, account_commands, ask_admins, authenticate, command, fit,
                    game_commands, load_commands, relay_replier, relay_reply_address)
@@ -165,7 +165,7 @@ def confirm_by_reply(ctx: Context, payload: str, given_mac: str) -> str:
     """Confirm the address a confirmation mail went to, by a reply to its
     `pbmserv+c-ID-MAC` address: the MAC proves the mail was received, so any sender
     may send it."""
-    address = ctx.session.get(Address, int(payload)) if payload.isdigit() and len(payload) <= 12 else None
+    address = ctx.session.get(Address, int(payload)) if payload.isdecimal() and len(payload) <= 12 else None
     if address is None or address.confirmed or not address.token_hash or \
             not tag_valid(ctx.session, "c", payload, given_mac, bind=address.token_hash):
         raise CommandError("This reply address confirms no address waiting for confirmation: it was\n"
@@ -198,6 +198,9 @@ class Help(Command):
             local, _, domain = ctx.config.server.address.partition("@")
             ctx.reply("pbmserv help", render("commands/help_reply.txt", address=f"{local}+TOKEN@{domain}"))
             return "Help on reply sent."
+        if topic == "robots":
+            ctx.reply("pbmserv help", render("commands/help_robots.txt", limit=ROBOT_BOARDS))
+            return "Help on robots sent."
         game = get_game(topic)
         if game is not None:
             ctx.reply(f"{game.title} help", game_help(ctx.config, game))
@@ -245,7 +248,7 @@ def help_topics() -> list[str]:
     """Every help topic, as it is written after `help`: what an unknown one is matched with."""
     families = sorted({name.split()[0] for name in account_commands if " " in name})
     names = list(games())
-    return (["reply"] + list(account_commands) + families + list(game_commands) + names
+    return (["reply", "robots"] + list(account_commands) + families + list(game_commands) + names
             + [f"{game} {cmd}" for game in names for cmd in game_commands])
 
 

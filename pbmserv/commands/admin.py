@@ -24,8 +24,12 @@ RESET_VALID = timedelta(hours=24)
 RESETS_PER_DAY = 3  # token mails per user a day, so `forgot` cannot be used to flood someone
 
 
+def is_admin(ctx: Context, user: User) -> bool:
+    return user.userid_key in {a.lower() for a in ctx.config.server.admins}
+
+
 def require_admin(ctx: Context, user: User, what: str) -> None:
-    if user.userid_key not in {a.lower() for a in ctx.config.server.admins}:
+    if not is_admin(ctx, user):
         raise CommandError(f"Only admins may {what}, and {user.userid} is not one.",
                            ask_admins(ctx, "to do it", user.userid))
 
@@ -163,7 +167,7 @@ class Abort(Command):
         game = get_game(game_name)
         if game is None:
             raise CommandError(f"There is no game '{game_name}'.", "Send 'list' for the games of this server.")
-        record = find_game(ctx.session, game.name, int(board)) if board.isdigit() and len(board) <= 9 else None
+        record = find_game(ctx.session, game.name, int(board)) if board.isdecimal() and len(board) <= 9 else None
         if record is None:
             raise CommandError(f"There is no {game.title} board {board}.", f"Send '{game.name} games' for the boards.")
         if record.status != "active":

@@ -304,7 +304,7 @@ def tell_of_lock(ctx: Context, user: User, from_sender: int, from_strangers: int
 def unlock_by_reply(ctx: Context, payload: str, given_mac: str) -> str:
     """Lift the wrong-password locks of the user a lock mail (`pbmserv+u-...`) went to:
     the reply must come from one of that user's confirmed addresses."""
-    user = ctx.session.get(User, int(payload)) if payload.isdigit() and len(payload) <= 12 else None
+    user = ctx.session.get(User, int(payload)) if payload.isdecimal() and len(payload) <= 12 else None
     if user is None or not tag_valid(ctx.session, "u", payload, given_mac, bind=user.password_hash):
         raise CommandError("This reply address lifts no lock: the password changed since the lock\n"
                            "mail was sent, or the address is not one of ours.",
@@ -331,8 +331,8 @@ def relay_replier(ctx: Context, kind: str, payload: str, given_mac: str, what: s
     what it is about; the reply must come from one of the reader's confirmed addresses
     (a forwarded relay mail hands nothing over)."""
     reader_id, _, about = payload.partition(".")
-    reader = ctx.session.get(User, int(reader_id)) if reader_id.isdigit() and len(reader_id) <= 12 else None
-    if reader is None or not about.isdigit() or len(about) > 12 or not tag_valid(ctx.session, kind, payload, given_mac):
+    reader = ctx.session.get(User, int(reader_id)) if reader_id.isdecimal() and len(reader_id) <= 12 else None
+    if reader is None or not about.isdecimal() or len(about) > 12 or not tag_valid(ctx.session, kind, payload, given_mac):
         raise CommandError(f"This reply address answers no {what}: it is not one of ours.",
                            "Send the command instead; send 'help' for the commands.")
     if ctx.mail.sender.lower() not in {a.address_key for a in reader.addresses if a.confirmed}:

@@ -15,7 +15,7 @@ from .base import CommandError, Context, authenticate
 
 
 def board_number(text: str, game: Game) -> int:
-    if not text.isdigit() or len(text) > 9:
+    if not text.isdecimal() or len(text) > 9:
         raise CommandError(f"'{text}' is not a board number.",
                            f"Board numbers are whole numbers such as 101; send '{game.name} games' for the boards.")
     return int(text)

@@ -39,13 +39,14 @@ from sqlalchemy import func, select
 
 from ..games import Game
 from ..games.base import echoed
+from ..robots import ROBOT_BOARDS
 from ..play import current_state, record_action, refresh_timers, start_game
 from ..store.models import GameRecord, Preference, Seat, User
+from ..store.repo import find_user
 from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import load_player, send_boards
 
 MAX_LIMIT = 999
-ROBOT_BOARDS = 10  # running boards with robots one player may have
 
 
 def preference(ctx: Context, user: User, game: Game) -> Preference | None:
@@ -66,11 +67,40 @@ def boards(n: int, game: Game) -> str:
 
 
 def boards_with_robots(ctx: Context, user: User) -> int:
-    """The running boards, of any game, where `user` plays with a robot."""
-    with_robot = (select(Seat.game_id).join(User, Seat.user_id == User.id).where(User.robot.is_not(None)))
+    """The running boards, of any game, with a robot, that `user` plays or started."""
+    with_robot = select(Seat.game_id).join(User, Seat.user_id == User.id).where(User.robot.is_not(None))
+    seated = select(Seat.game_id).where(Seat.user_id == user.id)
     return ctx.session.scalar(
-        select(func.count(Seat.id)).join(GameRecord, Seat.game_id == GameRecord.id)
-        .where(Seat.user_id == user.id, GameRecord.status == "active", Seat.game_id.in_(with_robot))) or 0
+        select(func.count(GameRecord.id)).where(
+            GameRecord.status == "active", GameRecord.id.in_(with_robot),
+            GameRecord.id.in_(seated) | (GameRecord.starter_id == user.id))) or 0
+
+
+def named_players(ctx: Context, userids: list[str], challenger: User | None) -> list[User]:
+    """The users `userids` name, after the `challenger` if one sits first; or the
+    error saying which name cannot play."""
+    players = [challenger] if challenger is not None else []
+    for name in userids:
+        player = find_user(ctx.session, name)
+        if player is None:
+            raise CommandError(f"There is no user {name}.",
+                               f"Check the spelling of your {'opponents' if challenger else 'players'}' userids.")
+        if player.disabled:
+            raise CommandError(f"The account {player.userid} is closed: it plays no new games.",
+                               "Challenge someone else.")
+        if player is challenger:
+            raise CommandError("You cannot challenge yourself.", "Name your opponents' userids after your password.")
+        if player in players:
+            raise CommandError(f"{player.userid} is named twice.", "Name each player once.")
+        players.append(player)
+    return players
+
+
+def check_player_count(game: Game, players: list[User], usage: str) -> None:
+    if not game.min_players <= len(players) <= game.max_players:
+        count = (str(game.min_players) if game.min_players == game.max_players
+                 else f"{game.min_players} to {game.max_players}")
+        raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.", f"Send: {usage}")
 
 
 def check_welcome(ctx: Context, game: Game, challenger: User, opponents: list[User]) -> None:
@@ -304,7 +334,7 @@ class Limit(SetPreference):
         usage = f"Send: {game.name} limit {user.userid} PASSWORD N, with N from 1 to {MAX_LIMIT}, or none"
         if word.lower() == "none":
             limit = None
-        elif word.isdigit() and len(word) <= 9:
+        elif word.isdecimal() and len(word) <= 9:
             limit = int(word)
             if limit == 0:
                 raise CommandError("A limit of 0 would refuse every challenge.",

@@ -15,7 +15,7 @@ from ..store.repo import find_user, running_of_type
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
 from .boards import load_board, load_player, resign, send_boards
-from .challenges import challenged_notes, check_welcome
+from .challenges import challenged_notes, check_player_count, check_welcome, named_players
 from .votes import move_or_vote
 
 GAMES_LISTED = 100  # boards in a `games` reply: a big server has thousands running
@@ -45,69 +45,70 @@ class Challenge(GameCommand):
     def run(self, ctx: Context, args: list[str], game: Game) -> str:
         userid, password, *rest = args
         user = authenticate(ctx, userid, password)
-        self.check_dashes(ctx, game, user, rest)
-        opponent_ids = [word for word in rest if not word.startswith("-")]
-        players = [user]
-        for name in opponent_ids:
-            opponent = find_user(ctx.session, name)
-            if opponent is None:
-                raise CommandError(f"There is no user {name}.", "Check the spelling of your opponents' userids.")
-            if opponent.disabled:
-                raise CommandError(f"The account {opponent.userid} is closed: it plays no new games.",
-                                   "Challenge someone else.")
-            if opponent is user:
-                raise CommandError("You cannot challenge yourself.", "Name your opponents' userids after your password.")
-            if opponent in players:
-                raise CommandError(f"{opponent.userid} is named twice.", "Name each player once.")
-            players.append(opponent)
-        if not game.min_players <= len(players) <= game.max_players:
-            count = str(game.min_players) if game.min_players == game.max_players else f"{game.min_players} to {game.max_players}"
-            raise CommandError(f"{game.title} is played by {count} players, not {len(players)}.",
-                               f"Send: {self.usage(game)}")
+        check_dashes(ctx, game, user, rest, self.name)
+        players = named_players(ctx, [word for word in rest if not word.startswith("-")], user)
+        check_player_count(game, players, self.usage(game))
         check_welcome(ctx, game, user, players[1:])  # opponents who refuse or are at their limit
         words = [word for word in rest if word.startswith("-")]
-        params = self.parse_params(ctx, game, words, [player.userid for player in players])
-        nag, forfeit = params.pop("nagtime", 0), params.pop("forfeittime", 0)
-        if nag and forfeit and nag >= forfeit and not any(w.lower().startswith("-nagtime=") for w in words):
-            nag = forfeit // 3  # a short -forfeittime alone: the reminder comes a third of the way
-        if nag and forfeit and nag >= forfeit:
-            raise CommandError("-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit.",
-                               f"Send e.g.: {game.name} challenge USERID PASSWORD OPPONENT -nagtime=7d -forfeittime=21d")
+        params, nag, forfeit = game_settings(ctx, game, words, [player.userid for player in players],
+                                             self.usage(game), f"{game.name} challenge USERID PASSWORD OPPONENT")
         record, state = start_game(ctx.session, ctx.config, game, players, params, ctx.now, nag, forfeit)
         send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], new=True,
                     notes=challenged_notes(game, record, state))
         return f"New {game.title} board {record.board} started."
 
-    def check_dashes(self, ctx: Context, game: Game, user, words: list[str]) -> None:
-        """A parameter written without its '-' (`size=4`) would be read as a userid."""
-        known = {param.name for param in game.params + clock_params(ctx.config, game)}
-        bare = [word for word in words if "=" in word and not word.startswith("-")
-                and word.partition("=")[0].lower() in known]
-        if bare:
-            fixed = " ".join(f"-{word}" if word in bare else word for word in words)
-            raise CommandError(fit(f"Parameters start with '-': {', '.join(f'-{word}' for word in bare)}"),
-                               fit(f"Send: {game.name} challenge {user.userid} PASSWORD {fixed}"))
 
-    def parse_params(self, ctx: Context, game: Game, words: list[str], players: list[str]) -> dict[str, int]:
-        """The engine's parameters and the server's deadlines (`nagtime`, `forfeittime`)."""
-        params = game.params + clock_params(ctx.config, game)
-        known = {param.name: param for param in params}
-        values = {param.name: param.default for param in params}
-        for word in words:
-            name, equals, value = word[1:].partition("=")
-            param = known.get(name.lower())
-            if not known:
-                raise CommandError(f"{game.title} takes no parameters, so '{word}' cannot be used.",
-                                   f"Send: {game.name} challenge USERID PASSWORD OPPONENT")
-            if param is None or not equals:
-                accepted = ", ".join(f"-{p.name}={p.placeholder}" for p in params)
-                raise CommandError(f"{game.title} has no parameter '{word}'.",
-                                   f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
-            try:
-                values[param.name] = param.parse(value, players)
-            except ValueError as error:
-                raise CommandError(f"{error}.", f"Send: {self.usage(game)}") from None
-        return values
+def check_dashes(ctx: Context, game: Game, user, words: list[str], name: str) -> None:
+    """A parameter written without its '-' (`size=4`) would be read as a userid (or
+    a number of players): `name` is the command's (`challenge`, `seek`)."""
+    known = {param.name for param in game.params + clock_params(ctx.config, game)}
+    bare = [word for word in words if "=" in word and not word.startswith("-")
+            and word.partition("=")[0].lower() in known]
+    if bare:
+        fixed = " ".join(f"-{word}" if word in bare else word for word in words)
+        raise CommandError(fit(f"Parameters start with '-': {', '.join(f'-{word}' for word in bare)}"),
+                           fit(f"Send: {game.name} {name} {user.userid} PASSWORD {fixed}"))
+
+
+def parse_params(ctx: Context, game: Game, words: list[str], players: list[str], usage: str,
+                 plain: str) -> dict[str, int]:
+    """The engine's parameters and the server's deadlines (`nagtime`, `forfeittime`)
+    of the `-name=value` `words`; `players` are the userids by seat so far, `usage`
+    the command's usage line and `plain` the command written without parameters,
+    for the errors."""
+    params = game.params + clock_params(ctx.config, game)
+    known = {param.name: param for param in params}
+    values = {param.name: param.default for param in params}
+    for word in words:
+        name, equals, value = word[1:].partition("=")
+        param = known.get(name.lower())
+        if not known:
+            raise CommandError(f"{game.title} takes no parameters, so '{word}' cannot be used.",
+                               f"Send: {plain}")
+        if param is None or not equals:
+            accepted = ", ".join(f"-{p.name}={p.placeholder}" for p in params)
+            raise CommandError(f"{game.title} has no parameter '{word}'.",
+                               f"Parameters of {game.title}: {accepted}. Send '{game.name} help' for their meaning.")
+        try:
+            values[param.name] = param.parse(value, players)
+        except ValueError as error:
+            raise CommandError(f"{error}.", f"Send: {usage}") from None
+    return values
+
+
+def game_settings(ctx: Context, game: Game, words: list[str], players: list[str], usage: str,
+                  plain: str) -> tuple[dict[str, int], int, int]:
+    """What `challenge` and `seek` read from their `-name=value` words: the engine's
+    parameters, and the nag and forfeit times in seconds (0: none). A short
+    -forfeittime alone brings the reminder a third of the way to it."""
+    params = parse_params(ctx, game, words, players, usage, plain)
+    nag, forfeit = params.pop("nagtime", 0), params.pop("forfeittime", 0)
+    if nag and forfeit and nag >= forfeit and not any(w.lower().startswith("-nagtime=") for w in words):
+        nag = forfeit // 3  # a short -forfeittime alone: the reminder comes a third of the way
+    if nag and forfeit and nag >= forfeit:
+        raise CommandError("-nagtime must be shorter than -forfeittime: the reminder comes before the forfeit.",
+                           f"Send e.g.: {plain} -nagtime=7d -forfeittime=21d")
+    return params, nag, forfeit
 
 
 @command

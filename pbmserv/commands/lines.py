@@ -105,7 +105,7 @@ def is_attempt(words: list[str], strict: bool) -> bool:
 
 def is_board(word: str) -> bool:
     """A board number, with or without a #N guard: `101`, `101#3`."""
-    return word.split("#")[0].isdigit()
+    return word.split("#")[0].isdecimal()
 
 
 def is_command(words: list[str]) -> bool:

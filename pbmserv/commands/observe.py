@@ -27,6 +27,16 @@ def watcher(ctx: Context, game: Game, args: list[str]) -> tuple[GameRecord, User
     return record, authenticate(ctx, userid, password)
 
 
+def watch(ctx: Context, game: Game, record: GameRecord, state, user: User, new: bool = False) -> None:
+    """Subscribe `user` to the board, and answer with the board as everyone sees it."""
+    record.subscriptions.append(Subscription(user=user))
+    shown = show_board(ctx.config, record, state, None, ctx.now)
+    ctx.reply(subject(record, state, new=new),
+              f"You watch {game.title} board {record.board} now: every board mail of it comes to you too.\n"
+              f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD\n\n"
+              + shown.text, also_to=user.emails, boards=[shown])
+
+
 @command
 class Subscribe(GameCommand):
     name = "subscribe"
@@ -46,13 +56,7 @@ class Subscribe(GameCommand):
         if subscription(record, user) is not None:
             raise CommandError(f"{user.userid} watches {game.title} board {record.board} already.",
                                f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD")
-        record.subscriptions.append(Subscription(user=user))
-        state = current_state(record)
-        shown = show_board(ctx.config, record, state, None, ctx.now)
-        ctx.reply(subject(record, state),
-                  f"You watch {game.title} board {record.board} now: every board mail of it comes to you too.\n"
-                  f"To stop, send: {game.name} unsubscribe {record.board} {user.userid} PASSWORD\n\n"
-                  + shown.text, also_to=user.emails, boards=[shown])
+        watch(ctx, game, record, current_state(record), user)
         return f"{user.userid} watches {game.title} board {record.board}."
 
 

@@ -66,7 +66,7 @@ class VacationCommand(Command):
         else:
             if what == "on":
                 length = left
-            elif what.isdigit() and int(what) >= 1:
+            elif what.isdecimal() and int(what) >= 1:
                 length = timedelta(days=min(int(what), 100_000))
             else:
                 raise CommandError(f"'{what}' is not on, off or a number of days (1 or more).",

@@ -498,7 +498,7 @@ class Survive(Game):
 
     def _p_answer(self, state, seat, verb, rest, text):
         usage = f"send {verb} N, the number of the offer"
-        if not rest or not rest[0].isdigit() or len(rest[0]) > 6:
+        if not rest or not rest[0].isdecimal() or len(rest[0]) > 6:
             return None, usage
         number = int(rest[0])
         offer = next((o for o in state.offers if o["n"] == number), None)
@@ -549,7 +549,7 @@ class Survive(Game):
         return {"verb": verb, "move": verb}, None
 
     def _pending(self, state: SurviveState, word: str) -> tuple[dict | None, str | None]:
-        if not word.isdigit() or len(word) > 6:
+        if not word.isdecimal() or len(word) > 6:
             return None, f"'{echoed(word)}' is not a weapon play number"
         number = int(word)
         play = next((p for p in state.plays if p["n"] == number), None)
@@ -1104,6 +1104,7 @@ class Survive(Game):
         pool = list(other.deck)
         for s in others:
             pool += other.hands[s]
+        pool = sort_cards(pool)  # from what the seat sees alone: the same view, the same sample
         rng.shuffle(pool)
         for s in others:
             size = len(other.hands[s])

@@ -26,6 +26,7 @@ from ..games import Game, State
 
 ROBOTS = {"robot1": 1, "robot2": 2, "robot3": 3}  # userid: level; reserved for signup
 STRENGTH = {1: "weak", 2: "medium", 3: "strong"}
+ROBOT_BOARDS = 10  # running boards with robots one player may have or start: their thinking is shared
 MODULES = {"superwari": "mancala", "wari": "mancala", "survival": "survival", "serpent": "serpent",
            "survive": "survive"}  # game name: the module of its robots
 
@@ -33,7 +34,7 @@ MODULES = {"superwari": "mancala", "wari": "mancala", "survival": "survival", "s
 def is_robot_name(userid: str) -> bool:
     """Userids a person cannot sign up with: `robot`, `robot1`, `Robot42`, ..."""
     word = userid.lower()
-    return word.startswith("robot") and (word[5:] == "" or word[5:].isdigit())
+    return word.startswith("robot") and (word[5:] == "" or word[5:].isdecimal())
 
 
 def choose(game: Game, state: State, seat: int, level: int, rng: random.Random) -> str:

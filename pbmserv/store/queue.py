@@ -134,7 +134,7 @@ def set_status(session: Session, ref: str, status: str) -> str:
     returns what was done, raises ValueError with the reason."""
     name, _, number = ref.partition(":")
     model = QUEUES.get(name)
-    if model is None or not number.isdigit():
+    if model is None or not number.isdecimal():
         raise ValueError(f"{ref!r} names no mail: write in:ID or out:ID, as `pbmserv queue list` shows them")
     row = session.get(model, int(number))
     if row is None or row.status != "failed":
