@@ -157,11 +157,15 @@ Send "GAME help" for the rules of one.
 """
 
 
+ROBOTS_HINT = ('\nNo opponent yet? "players" lists who wants games, and robot1 (weak),\n'
+               'robot2 and robot3 (strong) play any game at any hour: "help robots".\n')
+
+
 def welcome(userid: str, addresses: str) -> str:
     return (f"Welcome to pbmserv, {userid}.\n\n"
             f"Your account is registered to: {addresses}.\n"
             'Send "list" for the games, and this line to start one:\n\n'
-            f"    GAME challenge {userid} PASSWORD OPPONENT\n")
+            f"    GAME challenge {userid} PASSWORD OPPONENT\n" + ROBOTS_HINT)
 
 
 def error_text(problem: str, instead: str, quoted: str) -> str:
@@ -278,7 +282,7 @@ def test_signup_with_other_addresses_waits_for_their_confirmation(server):
         "Welcome to pbmserv, Carol.\n\n"
         "No address receives the mail of your account until one is confirmed.\n"
         'Send "list" for the games, and this line to start one:\n\n'
-        "    GAME challenge Carol PASSWORD OPPONENT\n\n"
+        "    GAME challenge Carol PASSWORD OPPONENT\n" + ROBOTS_HINT + "\n"
         "Waiting for confirmation: carol@example.org, c2@example.net.\n"
         "Each was sent a mail to confirm it; it receives mail once confirmed.\n")
     token = body_of(replies[1]).split("confirm Carol ")[1].split()[0]

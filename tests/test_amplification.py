@@ -123,7 +123,9 @@ def test_without_trust_the_signup_is_answered_by_its_confirmation_mail_only(stri
         "(as the Subject, or in the body):\n\n"
         f"    confirm alice {token}\n\n"
         'Then send "list" for the games, and this line to start one:\n\n'
-        "    GAME challenge alice PASSWORD OPPONENT\n")
+        "    GAME challenge alice PASSWORD OPPONENT\n\n"
+        'No opponent yet? "players" lists who wants games, and robot1 (weak),\n'
+        'robot2 and robot3 (strong) play any game at any hour: "help robots".\n')
     reply_to = confirm.message["Reply-To"]
     assert reply_to.startswith("pbmserv+c-") and reply_to.endswith("@localhost") and reply_to == reply_to.lower()
     emails, addresses, password_hash = user_of(strict, "alice")
