@@ -26,7 +26,7 @@ import pytest
 from pbmserv.games import get_game
 from pbmserv.games.serpent import SerpentState, position_key
 from pbmserv.robots import choose
-from pbmserv.robots.serpent import root_position
+from pbmserv.robots.serpent import NODES, Searcher, root_position
 
 SERPENT = get_game("serpent")
 BLACK, WHITE = 0, 1
@@ -120,6 +120,16 @@ def test_the_same_seed_gives_the_same_move():
         for level in (1, 2, 3):
             first = choose(SERPENT, state, state.to_move, level, random.Random(7))
             assert all(choose(SERPENT, state, state.to_move, level, random.Random(7)) == first for _ in range(2))
+
+
+def test_a_budget_smaller_than_one_ply_finishes_that_ply_and_stops():
+    # The empty size-6 board has 91 moves, more than level 2's budget: the search
+    # must not go on deepening without a budget.
+    rules, root = root_position(SERPENT.setup(2, {"size": 6}, None))
+    searcher = Searcher(rules, NODES[2])
+    assert searcher.best(root, random.Random(1)) in {text for text, _ in rules.children(root)}
+    assert len(rules.children(root)) == 91
+    assert searcher.used <= NODES[2] + 1 + 91  # the cut-short ply, then the whole of it once
 
 
 def test_the_move_does_not_depend_on_string_hashing():

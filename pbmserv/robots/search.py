@@ -53,11 +53,11 @@ class Search(Generic[P, M]):
             try:
                 scored = self.root(root, moves, depth)
             except OutOfNodes:
-                if depth == 1:  # always finish one ply: a legal, sensible move
-                    self.budget = float("inf")
-                    scored = self.root(root, moves, depth)
-                else:
+                if depth != 1:
                     break
+                self.budget = float("inf")  # always finish one ply: a legal, sensible move,
+                scored = self.root(root, moves, depth)
+                self.budget = self.used  # and no deeper: the budget is spent
             top = max(score for score, _ in scored)
             best = next(move for score, move in scored if score == top)
             moves = [move for _, move in sorted(scored, key=lambda pair: -pair[0])]  # best first next time

@@ -17,7 +17,7 @@ actions need no new search at all. About six times faster than the engine's
 A player who cannot move loses, and most games end so: the evaluation is the number
 of cells each side could still place a living stone on, own minus opponent's
 (`options`). Level 1 plays the move after which that count is best (one ply); levels
-2 and 3 search with alpha-beta (`Searcher`) for 100 and 500 positions: level 2
+2 and 3 search with alpha-beta (`Searcher`) for 70 and 400 positions: level 2
 completes one or two plies (and looks at the best moves one ply deeper), level 3 two
 to three plies in the middle game and more near the end. Level 0 is a uniformly random legal move.
 """
@@ -209,7 +209,7 @@ Action = tuple  # (cell placed on or moved to, tail moved (0: a placement), flag
 class Rules:
     """Serpent's rules on `Position`s of one board size and one game's history."""
 
-    def __init__(self, grid: Grid, history: History | set[tuple]):
+    def __init__(self, grid: Grid, history: History):
         self.grid, self.history = grid, history
 
     def children(self, p: Position) -> list[Move]:
@@ -241,17 +241,25 @@ class Rules:
             if not flags[seat] and len(own.groups) + 2 - touched >= 2:
                 flags = (True, flags[1]) if seat == 0 else (flags[0], True)
             found.append((cell, 0, flags))
-        for group in own.groups:
+        for group, path in zip(own.groups, own.paths(grid)):
             if group & own.eggs:
                 continue
+            # The group's shortest path starts at its head: a tail may move unless the
+            # other end is as near (a tie: either end may move).
             ends = list(low_bits(group & own.ends))
-            distances = [own.path(grid, group, end)[0] for end in ends]
-            for i in (0, 1):
-                tail, head = ends[i], ends[1 - i]
-                if distances[i] < distances[1 - i]:
-                    continue
+            if path:
+                distance = path.bit_count()
+                head = group & own.ends & grid.around(path)
+                other = ends[0] if ends[1] == head else ends[1]
+                tails = [(other, head)]
+                if own.path(grid, group, other, distance + 1)[0] == distance:
+                    tails.append((head, other))
+            else:
+                distance = INF
+                tails = [(ends[0], ends[1]), (ends[1], ends[0])]
+            for tail, head in tails:
                 for dest in low_bits(grid.near[head] & empty):
-                    found.append((dest, tail, (group, head, distances[1 - i])))
+                    found.append((dest, tail, (group, head, distance)))
         p.outcomes = [None] * len(found)
         return found
 
@@ -472,22 +480,22 @@ class Searcher:
         best = moves[0]
         for depth in range(1, max_depth + 1):
             scored: list[tuple[float, Move]] = []
+            complete = True
             try:
                 self._root(moves, depth, scored)
             except OutOfNodes:
-                if depth == 1:
-                    self.budget = INF  # always finish one ply
+                complete = False
+                if depth == 1:  # always finish one ply (and then stop: the budget is spent)
+                    self.budget = INF
                     scored.clear()
                     self._root(moves, depth, scored)
                 elif not scored:
                     break
             top = max(score for score, _ in scored)
             best = next(move for score, move in scored if score == top)
-            if len(scored) < len(moves):
+            if not complete or abs(top) >= WIN / 2:
                 break
             moves = [move for _, move in sorted(scored, key=lambda pair: -pair[0])]
-            if abs(top) >= WIN / 2:
-                break
         return best[0]
 
     def _root(self, moves: list[Move], depth: int, scored: list[tuple[float, Move]]) -> None:
@@ -571,7 +579,7 @@ def root_position(state: State) -> tuple[Rules, Position]:
                                                                frozenset())
 
 
-NODES = {2: 100, 3: 500}  # alpha-beta budgets (positions) by level
+NODES = {2: 70, 3: 400}  # alpha-beta budgets (positions) by level
 
 
 def choose(game: Game, state: State, seat: int, level: int, rng: random.Random) -> str:
