@@ -32,7 +32,8 @@ from dataclasses import dataclass, field
 import common
 from common import Result
 
-from pbmserv.games import Game, State, games
+from bench_engines import earliest_timer
+from pbmserv.games import games
 from pbmserv.robots import choose
 
 SEED = 20261201
@@ -42,18 +43,12 @@ SURVIVE_PLAYERS = 3
 TOP = 3
 
 
-def earliest_timer(game: Game, state: State) -> str | None:
-    timers = game.timers(state)
-    return min(timers, key=lambda name: (timers[name], name)) if timers else None
-
-
 @dataclass
 class Played:
-    """One game: the winning seats (a tie: all of them, `tie`), and the CPU seconds
-    of each robot move by level."""
+    """One game: the winning seats (none after a tie), and the CPU seconds of each
+    robot move by level."""
 
     winners: tuple[int, ...]
-    tie: bool
     seconds: dict[int, list[float]] = field(default_factory=dict)
 
 
@@ -67,7 +62,7 @@ def play(name: str, levels: tuple[int, ...], seed: int, params: dict[str, int] |
     for _ in range(ACTION_BOUND):
         outcome = game.result(state)
         if outcome is not None:
-            return Played(outcome.winners, outcome.tie, dict(seconds))
+            return Played(outcome.winners, dict(seconds))
         acting = sorted(game.waiting_for(state))  # a robot acts when the board waits for it
         if not acting:
             timer = earliest_timer(game, state)
@@ -117,7 +112,7 @@ def one(args):
 
 def run_match(match: Match, pool) -> tuple[float, float, dict[int, list[float]]]:
     """(share of wins of `a`, share of wins of one `b` seat, CPU seconds by level);
-    a tie counts half to each tied seat."""
+    a tie is no win, and a win shared by several seats is shared."""
     games_ = seatings(match)
     results = pool.map(one, [(match.name, levels, i) for i, (levels, _) in enumerate(games_)], chunksize=1)
     a_share = b_share = 0.0
@@ -158,7 +153,7 @@ def bench_game(name: str, count: int, pool) -> list[Result]:
                               100 * a, 100 * even, "% won", goal if met is not None else "", met,
                               f"{match.count} games, the other seats won {100 * b:.0f}% each, "
                               f"{time.perf_counter() - start:.0f} s"))
-    random_move = statistics.median(cpu_of_random(name, pool))
+    random_move = statistics.median(cpu_of_random(name))
     for level in sorted(cpu):
         samples = cpu[level]
         median, worst = statistics.median(samples), max(samples)
@@ -169,7 +164,7 @@ def bench_game(name: str, count: int, pool) -> list[Result]:
     return results
 
 
-def cpu_of_random(name: str, pool) -> list[float]:
+def cpu_of_random(name: str) -> list[float]:
     """CPU seconds of random moves: level 0 timed as a robot is."""
     game = games()[name]
     samples = []

@@ -17,7 +17,7 @@ from ..robots import STRENGTH
 from ..render import render
 from ..store.models import GameRecord, Move, Rating, Seat, User
 from .base import Command, CommandError, Context, command
-from .records import whole
+from .records import shown_rating
 
 PLAYERS_LIMIT = 100  # the most players one list names
 
@@ -67,8 +67,7 @@ def player_rows(ctx: Context, users: list[User], game_type: str | None) -> list[
     for rating in ctx.session.scalars(select(Rating).where(
             Rating.user_id.in_(ids), Rating.games > 0, *([Rating.game_type == game_type] if game_type else []))
             .order_by(Rating.game_type)):
-        mark = "?" if rating.games < PROVISIONAL_GAMES else ""
-        ratings.setdefault(rating.user_id, []).append(f"{rating.game_type} {whole(rating.rating)}{mark}")
+        ratings.setdefault(rating.user_id, []).append(f"{rating.game_type} {shown_rating(rating)}")
     rows = [(user, counts.get((user.id, "active"), 0), counts.get((user.id, "finished"), 0),
              last.get(user.id), ratings.get(user.id, [])) for user in users]
     rows.sort(key=lambda row: row[0].userid_key)

@@ -45,6 +45,11 @@ def whole(rating: float) -> int:
     return math.floor(rating + 0.5)
 
 
+def shown_rating(row: Rating) -> str:
+    """A rating as lists show it: `1616`, or `1580?` while provisional."""
+    return f"{whole(row.rating)}{'?' if row.games < PROVISIONAL_GAMES else ''}"
+
+
 @command
 class History(GameCommand):
     name = "history"

@@ -58,12 +58,12 @@ from ..ratings import PROVISIONAL_GAMES
 from ..render import render
 from ..robots import STRENGTH
 from ..store.models import Rating, Seek, User
-from ..store.repo import find_user, uses_left
+from ..store.repo import find_user, rate_limited
 from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import send_boards
 from .challenges import boards, challenged_notes, check_welcome, preference, started_by_others
 from .game import check_dashes, game_settings
-from .records import whole
+from .records import shown_rating
 
 SEEKS_PER_GAME = 3  # open seeks one user may have of one game
 SEEKS_IN_ALL = 20  # open seeks one user may have in all games
@@ -164,8 +164,7 @@ def ratings_of(session: Session, users: list[User], game: Game) -> dict[int, str
     `unrated`."""
     found = {row.user_id: row for row in session.scalars(select(Rating).where(
         Rating.user_id.in_([user.id for user in users]), Rating.game_type == game.name, Rating.games > 0))}
-    return {user.id: (f"{whole(row.rating)}{'?' if row.games < PROVISIONAL_GAMES else ''}"
-                      if (row := found.get(user.id)) is not None else "unrated") for user in users}
+    return {user.id: shown_rating(row) if (row := found.get(user.id)) is not None else "unrated" for user in users}
 
 
 def open_seeks(ctx: Context, *where) -> list[Seek]:
@@ -382,7 +381,7 @@ class Join(GameCommand):
                 fit(f"It starts when it is full, or when {seeker.userid} starts it.\n"
                     f"To leave it, send: {game.name} unseek {seek.id} {user.userid} PASSWORD"))
         self.check_joiner(ctx, game, user, seek)
-        if uses_left(ctx.session, "seek-join", f"user:{user.userid_key}", ctx.now, JOINS_PER_DAY) is None:
+        if rate_limited(ctx.session, "seek-join", f"user:{user.userid_key}", ctx.now, JOINS_PER_DAY):
             raise CommandError(f"{user.userid} joined {JOINS_PER_DAY} seeks in the last 24 hours, the most a day.",
                                "Wait a day, then send it again.")
         present.append(user)
