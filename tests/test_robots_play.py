@@ -145,7 +145,7 @@ def test_anyone_may_match_robots_to_watch_them_but_only_admins_match_people(make
     assert "wari decline 102 alice PASSWORD" in body_of(next(r for r in paired if r.to == [ALICE]))
 
 
-def test_boards_between_robots_end_at_once_and_hold_no_place_under_the_cap(server):
+def test_boards_between_robots_end_at_once_and_are_capped_a_day_instead(server):
     server.signup("alice")
     for n in range(10):
         server.send(ALICE, "survival match alice alice-pw robot1 robot2")
@@ -154,6 +154,10 @@ def test_boards_between_robots_end_at_once_and_hold_no_place_under_the_cap(serve
     assert running is None  # robots never wait: nothing holds the cap
     reply = server.send(ALICE, "wari challenge alice alice-pw robot3")
     assert reply[0].subject == "New Wari Board 101 alice"
+    # but ten matches a day: one mail of many match lines cannot buy many robot games
+    refused = server.one(ALICE, "survival match alice alice-pw robot1 robot2")
+    assert body_of(refused).startswith("alice started 10 matches in the last 24 hours, the most a day.\n"
+                                       "Wait a day, then send it again.\n")
 
 
 def test_help_robots_names_them_and_says_how_to_play_them(server):
