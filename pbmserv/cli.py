@@ -45,6 +45,7 @@ REPLAY_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # the clock when no ma
 
 
 EX_TEMPFAIL = 75  # sysexits.h: the MTA keeps the message and tries again
+SWITCH_SECONDS = 0.0005  # how soon the SMTP loop gets the interpreter back from a busy worker thread (5 ms by default)
 
 
 class UsageError(Exception):
@@ -181,6 +182,7 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
         raise UsageError(f"pbmserv serve: no role {', '.join(sorted(unknown))}; choose from {', '.join(ROLES)}, all")
     roles = ROLES if "all" in asked else tuple(role for role in ROLES if role in asked)
     sessions = open_database(config.database.url, config.database.busy_timeout)
+    sys.setswitchinterval(SWITCH_SECONDS)
     server = Server(config, sessions, roles=roles)
     where = (f"the Maildir {config.outbound.maildir}/" if config.outbound.transport == "maildir"
              else f"{config.outbound.transport} ({config.outbound.relay_host}:{config.outbound.relay_port})"

@@ -26,6 +26,7 @@ DEFAULTS: dict[str, dict[str, Any]] = {
         "max_message_size": 1048576,
         "max_recipients": 100,
         "protocol": "smtp",
+        "spool": "",
     },
     "database": {
         "url": "sqlite:///var/pbmserv.db",

@@ -1,7 +1,8 @@
 """`pbmserv serve`: the SMTP listener, the worker, the scheduler and the sender in one
 asyncio loop.
 
-The listener only stores mail and wakes the worker; the worker, the scheduler and the
+The listener only stores mail (in its spool, moved into the inbound queue in batches)
+and wakes the worker; the worker, the scheduler and the
 sender do their blocking database and network work in threads, one batch at a time, so
 the loop stays free to answer SMTP. Mail stored by another process (`pbmserv deliver`)
 is noticed by a light poll. A process may take only some of these roles (`--role`),
@@ -22,6 +23,8 @@ from .mail.outbound import deliver_queued, make_transport
 from .mail.smtp import InboundHandler, smtp_factory
 from .robots.turns import play_robots
 from .scheduler import earliest_due, keep_alive, run_due
+from .store.queue import enqueue
+from .store.spool import Spool, spool_path
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -55,10 +58,14 @@ class Server:
                  roles: tuple[str, ...] = ROLES):
         self.roles = roles
         self.config = config
+        self.spooled = asyncio.Event()
         self.sessions = sessions
         self.transport = transport or make_transport(config)
         self.worker = Worker(sessions, config)
-        self.handler = InboundHandler(sessions, config.server.address, self.wake_worker,
+        path = spool_path(config.smtp.spool, config.database.url) if "smtp" in roles else None
+        self.spool = Spool(path, config.database.url, config.database.busy_timeout) if path else None
+        self.handler = InboundHandler(self.spool.store if self.spool else self.enqueue, config.server.address,
+                                      self.spooled.set if self.spool else self.wake_worker,
                                       max_recipients=config.smtp.max_recipients)
         self.work = asyncio.Event()
         self.send = asyncio.Event()
@@ -69,6 +76,10 @@ class Server:
 
     def wake_worker(self) -> None:
         self.work.set()
+
+    def enqueue(self, raw: bytes, received_at: datetime, envelope_from: str | None) -> bool:
+        """Store a mail straight into the inbound queue (no spool: PostgreSQL)."""
+        return enqueue(self.sessions, raw, received_at, envelope_from)[1]
 
     def stop(self) -> None:
         """Begin a clean shutdown (SIGTERM, SIGINT)."""
@@ -94,15 +105,16 @@ class Server:
             ready.set()
         self.work.set()  # mail and replies left by a previous run go out at once
         self.send.set()
+        self.spooled.set()
         loops = {role: asyncio.create_task(run()) for role, run in
-                 (("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
+                 (("smtp", self.spool_loop), ("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
                   ("sender", self.send_loop))
                  if role in self.roles}
         await self.stopping.wait()
         if listener is not None:
             listener.close()
             await self.drain()
-        for role, event in (("worker", None), ("scheduler", self.schedule), ("robots", self.robots),
+        for role, event in (("smtp", self.spooled), ("worker", None), ("scheduler", self.schedule), ("robots", self.robots),
                             ("sender", self.send)):
             if role in loops:  # in this order: what the worker queues last still goes out
                 if event is not None:
@@ -110,6 +122,8 @@ class Server:
                 await loops[role]
         if "sender" in loops:
             await self.deliver()  # whatever the worker queued while the sender was busy
+        if self.spool is not None:
+            self.spool.close()
 
     async def drain(self) -> None:
         """Let every transaction in hand finish (its 250 is sent), then hang up."""
@@ -119,6 +133,26 @@ class Server:
         for connection in list(self.handler.connections):
             if connection.transport is not None:
                 connection.transport.close()
+
+    async def spool_loop(self) -> None:
+        """Move spooled mail into the inbound queue as it comes (and what a previous run
+        left), a batch at a time, waking the worker after each; the last pass runs once
+        the listener is closed."""
+        if self.spool is None:
+            return
+        while True:
+            await woken(self.spooled, POLL_SECONDS)
+            moved = True
+            while moved:
+                try:
+                    moved = await asyncio.to_thread(self.spool.move, self.sessions)
+                except Exception:  # noqa: BLE001 - e.g. the database is locked: the mail stays spooled
+                    log.exception("moving spooled mail failed; trying again")
+                    moved = 0
+                if moved:
+                    self.work.set()
+            if self.stopping.is_set():
+                return
 
     async def work_loop(self) -> None:
         """Process stored mail as soon as it arrives; stop after the mail in hand."""

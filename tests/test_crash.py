@@ -35,7 +35,8 @@ from pathlib import Path
 import pytest
 
 from mailgen import game_mails
-from test_serve_process import HOST, SERVER_ADDRESS, ServeProcess, base_env, db_path, free_port, outbox, wait_for
+from test_serve_process import (HOST, SERVER_ADDRESS, ServeProcess, base_env, db_path, free_port, outbox, spooled,
+                                wait_for)
 from test_smtp import Relay
 from conftest import plain
 
@@ -186,7 +187,7 @@ def query(tmp: Path, sql: str) -> list[tuple]:
 
 def settled(tmp: Path) -> bool:
     """Nothing waits to be processed or delivered."""
-    return not query(tmp, "SELECT 1 FROM inbound WHERE status = 'queued' "
+    return not spooled(tmp) and not query(tmp, "SELECT 1 FROM inbound WHERE status = 'queued' "
                           "UNION ALL SELECT 1 FROM outbound WHERE status = 'queued'")
 
 

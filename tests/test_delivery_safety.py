@@ -181,6 +181,7 @@ def running(tmp_path):
 
 
 def stored(running) -> list[bytes]:
+    running.queued()
     with running.sessions() as session:
         return session.scalars(select(Inbound.raw).order_by(Inbound.id)).all()
 

@@ -57,6 +57,7 @@ def test_lmtp_answers_data_once_per_recipient_and_stores_the_mail_once(tmp_path,
             ("QUIT", 1)])
         assert [r[:3] for r in replies] == ["220", "250", "250", "250", "250", "354", "250", "250", "221"]
         assert replies[6:8] == ["250 2.0.0 Stored", "250 2.0.0 Stored"]
+        running.queued()
         with running.sessions() as session:
             raw = session.scalars(select(Inbound.raw)).all()
         assert len(raw) == 1

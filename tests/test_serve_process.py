@@ -94,6 +94,20 @@ def maildir_replies(tmp: Path) -> list[EmailMessage]:
             for path in sorted(new.iterdir()) if path.is_file()]
 
 
+def spooled(tmp: Path) -> int:
+    """Mail accepted but not yet moved from the listener's spool to the inbound queue."""
+    path = tmp / "var" / "pbmserv-spool.db"
+    if not path.exists():
+        return 0
+    connection = sqlite3.connect(path, timeout=5)
+    try:
+        return connection.execute("SELECT count(*) FROM spool").fetchone()[0]
+    except sqlite3.OperationalError:  # no table yet
+        return 0
+    finally:
+        connection.close()
+
+
 def table_statuses(tmp: Path, table: str) -> list[tuple[str, str]]:
     """(message_id, status) of every row, read with plain sqlite3 (WAL: readers never block)."""
     path = db_path(tmp)
@@ -354,6 +368,8 @@ def test_sigterm_loses_no_acknowledged_mail_and_answers_each_once(tmp_path, sign
         assert smtp_send(port, nudge_sender, nudge)[0] == 250
 
         def everything_answered() -> bool:
+            if spooled(tmp_path):  # read first: the spool's mail is in the inbound queue before it leaves
+                return False
             answered = {reply["In-Reply-To"] for reply in maildir_replies(tmp_path)}
             pending = [s for table in ("inbound", "outbound") for _id, s in table_statuses(tmp_path, table)
                        if s == "queued"]
@@ -500,19 +516,24 @@ def test_a_clean_shutdown_delivers_every_reply_the_worker_queued(tmp_path, in_pr
 
 # --- 2. 451 when the mail cannot be stored ---------------------------------------------
 
-def test_a_locked_database_is_a_451_and_the_mail_is_accepted_once_it_is_free(tmp_path, in_process):
+def locked(path: Path) -> sqlite3.Connection:
+    """A connection holding `path`'s write lock, as a long writer elsewhere would."""
+    lock = sqlite3.connect(path, isolation_level=None, timeout=5)
+    lock.execute("BEGIN EXCLUSIVE")
+    return lock
+
+
+def test_a_locked_spool_is_a_451_and_the_mail_is_accepted_once_it_is_free(tmp_path, in_process):
     server = in_process(database={"busy_timeout": 1})
     sender, message_id, raw = signup_mail(3, "locked")
-    lock = sqlite3.connect(db_path(tmp_path), isolation_level=None, timeout=5)
+    lock = locked(tmp_path / "var" / "pbmserv-spool.db")
     try:
-        lock.execute("BEGIN EXCLUSIVE")
         with pytest.raises(smtplib.SMTPDataError) as refused:
             with smtplib.SMTP(HOST, server.port, timeout=20, local_hostname="localhost") as client:
                 client.sendmail(sender, [SERVER_ADDRESS], raw)
         assert refused.value.smtp_code == 451, refused.value
     finally:
-        if lock.in_transaction:
-            lock.execute("ROLLBACK")
+        lock.execute("ROLLBACK")
         lock.close()
     assert table_statuses(tmp_path, "inbound") == []
 
@@ -529,13 +550,38 @@ def test_a_locked_database_is_a_451_and_the_mail_is_accepted_once_it_is_free(tmp
     assert table_statuses(tmp_path, "inbound") == [(message_id, "done")]
 
 
+def test_a_locked_game_database_does_not_hold_up_acceptance(tmp_path, in_process):
+    """The worker's lock on the game database (here held by a test) never makes the
+    listener wait: mail is answered 250 from the spool at once, twice sent is still
+    one, and it is played as soon as the lock is gone."""
+    server = in_process(database={"busy_timeout": 1})
+    sender, message_id, raw = signup_mail(3, "locked")
+    smtp_send(server.port, *signup_mail(2, "first")[::2])  # the schema and the spool exist
+    assert wait_for(lambda: len(server.delivered) == 1, 10)
+    lock = locked(db_path(tmp_path))
+    try:
+        started = time.monotonic()
+        assert smtp_send(server.port, sender, raw) == (250, b"2.0.0 Stored")
+        assert smtp_send(server.port, sender, raw) == (250, b"2.0.0 Already stored")
+        assert time.monotonic() - started < 1.0  # far less than the game database's busy timeout
+        time.sleep(1.5)
+        assert len(server.delivered) == 1
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert wait_for(lambda: len(server.delivered) == 2, 10), "the spooled mail was not played"
+    time.sleep(1.2)
+    assert [status for key, status in table_statuses(tmp_path, "inbound") if key == message_id] == ["done"]
+    assert len(server.delivered) == 2
+
+
 def test_an_exception_while_storing_is_a_451_never_a_500(tmp_path, in_process, monkeypatch):
     server = in_process()
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr("pbmserv.mail.smtp.enqueue", broken)
+    monkeypatch.setattr(server.server.handler, "keep", broken)
     sender, message_id, raw = signup_mail(4, "broken")
     code, text = smtp_send(server.port, sender, raw)
     assert code == 451, (code, text)

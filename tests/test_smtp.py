@@ -63,6 +63,12 @@ class RunningServer:
         self.thread.join(10)
         assert not self.thread.is_alive()
 
+    def queued(self, timeout: float = 10) -> None:
+        """Wait until the spool has moved every accepted mail into the inbound queue."""
+        deadline = time.monotonic() + timeout
+        while self.server.spool is not None and self.server.spool.waiting() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
     def client(self) -> smtplib.SMTP:
         return smtplib.SMTP("127.0.0.1", self.server.port, local_hostname="localhost", timeout=10)
 

@@ -1,5 +1,5 @@
-"""The SMTP (or LMTP) edge: validate, store durably, then say yes. No game work
-happens here. A message for several recipients is stored once; LMTP's one reply per
+"""The SMTP (or LMTP) edge: validate, store durably (in the spool, `store/spool.py`),
+then say yes. No game work happens here. A message for several recipients is stored once; LMTP's one reply per
 recipient after DATA is sent as that many copies of the one status.
 
 An aiosmtpd handler (hook names are case-sensitive: they are tested over a real
@@ -16,9 +16,7 @@ from datetime import datetime, timezone
 
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP, Envelope, Session as SmtpSession
-from sqlalchemy.orm import Session, sessionmaker
 
-from ..store.queue import enqueue
 from .loopguard import split_address
 from .outbound import with_headers
 
@@ -27,11 +25,13 @@ log = logging.getLogger(__name__)
 
 class InboundHandler:
     """Accepts mail for the server's address and its `+tag` sub-addresses only, at
-    most `max_recipients` of them a transaction ([smtp] max_recipients)."""
+    most `max_recipients` of them a transaction ([smtp] max_recipients). `keep(raw,
+    received_at, envelope_from)` stores a mail durably, False if it was stored before
+    (`Spool.store`, or `queue.enqueue` straight into the inbound queue)."""
 
-    def __init__(self, sessions: sessionmaker[Session], address: str, on_stored: Callable[[], None] = lambda: None,
-                 max_recipients: int = 100):
-        self.sessions = sessions
+    def __init__(self, keep: Callable[[bytes, datetime, str | None], bool], address: str,
+                 on_stored: Callable[[], None] = lambda: None, max_recipients: int = 100):
+        self.keep = keep
         self.address = split_address(address)
         self.on_stored = on_stored
         self.max_recipients = max_recipients
@@ -73,7 +73,7 @@ class InboundHandler:
         """Commit the mail to the inbound queue; the status that says whether it is."""
         try:
             received_at = datetime.now(timezone.utc).replace(tzinfo=None)
-            _id, new = await asyncio.to_thread(enqueue, self.sessions, raw, received_at, mail_from)
+            new = await asyncio.to_thread(self.keep, raw, received_at, mail_from)
         except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
             log.error("could not store a message from %r: %s", mail_from, error)
             return "451 4.3.0 Could not store the message; please try again later"

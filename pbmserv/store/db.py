@@ -18,10 +18,12 @@ class DatabaseError(Exception):
     """The database cannot be opened or migrated; the message says which and why."""
 
 
-def make_engine(url: str, busy_timeout: float = 30, durable: bool = True) -> Engine:
+def make_engine(url: str, busy_timeout: float = 30, durable: bool = True, immediate: bool = True) -> Engine:
     """An engine for `url`; SQLite files get WAL, synchronous=FULL and foreign keys,
     and wait up to `busy_timeout` seconds for a lock. `durable=False` (a replay's
-    throw-away database) skips the disk syncs: nobody waits for an acknowledgement."""
+    throw-away database) skips the disk syncs: nobody waits for an acknowledgement.
+    `immediate=False` is for reading only: its SQLite transactions take no write lock,
+    so in WAL mode they never wait for a writer."""
     try:
         parsed = make_url(url)
     except ArgumentError:
@@ -35,7 +37,8 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True) -> Eng
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
         engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
         event.listen(engine, "connect", _sqlite_pragmas if durable else _sqlite_pragmas_fast)
-        event.listen(engine, "begin", _sqlite_begin)
+        if immediate:
+            event.listen(engine, "begin", _sqlite_begin)
         return engine
     try:
         return create_engine(parsed, pool_pre_ping=True)

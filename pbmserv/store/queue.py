@@ -60,10 +60,10 @@ def message_keys(raw: bytes) -> tuple[str | None, str, str]:
     return bare, _fit(f"{message_id} {sender}"), sender
 
 
-def stored_copy(session: Session, raw: bytes) -> tuple[int | None, str]:
+def stored_copy(session: Session, raw: bytes, keys: tuple[str | None, str, str] | None = None) -> tuple[int | None, str]:
     """(The id of the mail already stored that `raw` duplicates or None, the key to
-    store `raw` under)."""
-    bare, own, sender = message_keys(raw)
+    store `raw` under); `keys` are its `message_keys` if known."""
+    bare, own, sender = keys or message_keys(raw)
     rows = session.execute(select(Inbound.id, Inbound.message_id, Inbound.raw)
                            .where(Inbound.message_id.in_([key for key in (bare, own) if key]))).all()
     for row_id, key, stored in rows:
@@ -75,21 +75,31 @@ def stored_copy(session: Session, raw: bytes) -> tuple[int | None, str]:
 def enqueue(sessions: sessionmaker[Session], raw: bytes, received_at: datetime,
             envelope_from: str | None = None) -> tuple[int, bool]:
     """Store a raw mail durably; (its id, False) if the same mail was stored before."""
-    with sessions() as session:
-        for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
-            existing, key = stored_copy(session, raw)
-            if existing is not None:
-                return existing, False
-            row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
-                          received_at=received_at, status="queued", error="")
-            session.add(row)
-            try:
-                session.commit()
-            except IntegrityError:
-                session.rollback()
-                continue
-            return row.id, True
-        raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
+    return enqueue_many(sessions, [(raw, received_at, envelope_from)])[0]
+
+
+def enqueue_many(sessions: sessionmaker[Session],
+                 mails: list[tuple[bytes, datetime, str | None]]) -> list[tuple[int, bool]]:
+    """Store raw mails (raw, received_at, envelope_from) durably in one transaction, in
+    order; for each (its id, False) if the same mail was stored before."""
+    with sessions.begin() as session:
+        return [_store(session, *mail) for mail in mails]
+
+
+def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None) -> tuple[int, bool]:
+    for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
+        existing, key = stored_copy(session, raw)
+        if existing is not None:
+            return existing, False
+        row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
+                      received_at=received_at, status="queued", error="")
+        try:
+            with session.begin_nested():
+                session.add(row)
+        except IntegrityError:
+            continue
+        return row.id, True
+    raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 
 def queued_inbound_ids(session: Session) -> list[int]:

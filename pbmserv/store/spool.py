@@ -1,0 +1,91 @@
+"""The SMTP listener's spool: mail made durable in a SQLite file of its own before its
+`250`, then moved into the inbound queue of the game database in batches.
+
+Why apart: SQLite has one write lock per file, and the worker holds the game
+database's for the whole of a mail. An insert into the game database's inbound queue
+waited for it, so acceptance ran at the worker's pace. The spool's lock is taken only
+by the listener's inserts and the mover's deletes, so a `250` never waits for a game.
+
+Exactly once: the mover commits a batch into the inbound queue, then deletes it from
+the spool. A crash in between moves the batch again, and the inbound queue's
+duplicate keys (`queue.stored_copy`) store none of it twice.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from pathlib import Path
+
+from sqlalchemy import Column, DateTime, Integer, LargeBinary, MetaData, String, Table, delete, func, select
+from sqlalchemy.dialects.sqlite import insert
+from sqlalchemy.engine import make_url
+from sqlalchemy.orm import Session, sessionmaker
+
+from .db import make_engine
+from .queue import enqueue_many, message_keys, stored_copy
+
+BATCH = 20  # mails moved in one transaction: at most 20 MB at the default size limit
+
+metadata = MetaData()
+spooled = Table(
+    "spool", metadata,
+    Column("id", Integer, primary_key=True),
+    Column("key", String, unique=True),  # the inbound queue's key for this mail and sender
+    Column("raw", LargeBinary, nullable=False),
+    Column("envelope_from", String),
+    Column("received_at", DateTime, nullable=False),
+)
+
+
+def spool_path(spool: str, database_url: str) -> Path | None:
+    """Where the spool lives: `[smtp] spool` if given, else beside a SQLite database
+    file (`var/pbmserv.db` → `var/pbmserv-spool.db`). None for PostgreSQL (and an
+    in-memory SQLite): its row locks never hold an insert behind the worker, so the
+    listener stores into the inbound queue directly."""
+    if spool:
+        return Path(spool)
+    url = make_url(database_url)
+    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+        return None
+    database = Path(url.database)
+    return database.with_name(f"{database.stem}-spool{database.suffix or '.db'}")
+
+
+class Spool:
+    def __init__(self, path: Path, database_url: str, busy_timeout: float = 30):
+        self.path = path
+        self.engine = make_engine(f"sqlite:///{path}", busy_timeout)
+        self.reader = make_engine(database_url, busy_timeout, immediate=False)  # duplicates stored before
+        metadata.create_all(self.engine)
+
+    def store(self, raw: bytes, received_at: datetime,
+              envelope_from: str | None = None) -> bool:
+        """Keep `raw` durably (one synced commit); False if it was kept or stored before.
+        The game database is only read, which in WAL mode never waits for its writer."""
+        keys = message_keys(raw)
+        with Session(self.reader) as session:
+            if stored_copy(session, raw, keys)[0] is not None:
+                return False
+        with self.engine.begin() as connection:
+            return connection.execute(insert(spooled).on_conflict_do_nothing().values(
+                key=keys[1], raw=raw, envelope_from=envelope_from, received_at=received_at)).rowcount == 1
+
+    def move(self, sessions: sessionmaker[Session]) -> int:
+        """Move the oldest spooled mails (a batch) into the inbound queue; how many."""
+        with self.engine.connect() as connection:
+            rows = connection.execute(select(spooled.c.id, spooled.c.raw, spooled.c.received_at,
+                                             spooled.c.envelope_from).order_by(spooled.c.id).limit(BATCH)).all()
+        if not rows:
+            return 0
+        enqueue_many(sessions, [(row.raw, row.received_at, row.envelope_from) for row in rows])
+        with self.engine.begin() as connection:
+            connection.execute(delete(spooled).where(spooled.c.id.in_([row.id for row in rows])))
+        return len(rows)
+
+    def waiting(self) -> int:
+        with self.engine.connect() as connection:
+            return connection.scalar(select(func.count()).select_from(spooled))
+
+    def close(self) -> None:
+        self.engine.dispose()
+        self.reader.dispose()
