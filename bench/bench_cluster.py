@@ -36,7 +36,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from common import Result
+from common import TICK, Result, cpu_seconds
 
 from bench_smtp import (CONNECTIONS, Board, count_new, error_subjects, interleave, send_all, send_parallel,
                         start_serve, stop_process, wait_count, wait_listening)
@@ -93,19 +93,6 @@ def backend_pids(database: str) -> list[int]:
 
 
 # --- CPU time from /proc -----------------------------------------------------------------
-
-TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far; 0 if it cannot be read (gone, or
-    not on this machine)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
-
 
 def machine_seconds() -> tuple[float, float]:
     """CPU seconds of the whole machine so far, all cores: (busy, total); zeros if

@@ -36,7 +36,7 @@ from email import policy
 from pathlib import Path
 
 import common
-from common import Result
+from common import Result, cpu_seconds
 
 from pbmserv.games import get_game
 
@@ -294,10 +294,12 @@ def run(quick: bool) -> list[Result]:
             expected = 4 * len(boards)
             wait_count(maildir, expected, timeout, serve, log)
 
+            cpu = cpu_seconds(serve.pid)
             start, accepted = send_all(port, single)
             expected += 2 * n
             done = wait_count(maildir, expected, timeout, serve, log)
             e2e_1, accept_1 = done - start, accepted - start
+            serve_cpu = (cpu_seconds(serve.pid) - cpu) / n
 
             start, accepted = send_parallel(port, streams)
             expected += 2 * n
@@ -317,7 +319,9 @@ def run(quick: bool) -> list[Result]:
     try:
         wait_listening(sink, sink_port, "aiosmtpd Sink")
         repeat = 3
+        cpu = cpu_seconds(sink.pid)
         sink_1 = median_span(lambda: send_all(sink_port, single), repeat)
+        sink_cpu = (cpu_seconds(sink.pid) - cpu) / (repeat * n)
         sink_8 = median_span(lambda: send_parallel(sink_port, streams), repeat)
     finally:
         stop_process(sink, sink_port)
@@ -325,12 +329,15 @@ def run(quick: bool) -> list[Result]:
     note = (f"{n} Super-Wari moves on {len(boards)} boards, 2 board mails each; serve with "
             f"password_cost=fast; Sink median of {repeat}")
     results = []
-    for label, e2e, accept, sink_seconds in (("1 connection", e2e_1, accept_1, sink_1),
-                                             (f"{CONNECTIONS} connections", e2e_8, accept_8, sink_8)):
-        ratio = (n / e2e) / (n / sink_seconds)
-        results.append(Result(f"smtp: end to end, {label}, vs Sink", n / e2e, n / sink_seconds, "moves/s",
-                              goal="ratio >= 0.5", met=ratio >= 0.5,
+    for label, e2e, accept, sink_seconds, e2e_goal in (("1 connection", e2e_1, accept_1, sink_1, 0.3),
+                                                       (f"{CONNECTIONS} connections", e2e_8, accept_8, sink_8, 0.5)):
+        sink_pace = n / sink_seconds
+        results.append(Result(f"smtp: end to end, {label}, vs Sink", n / e2e, sink_pace, "moves/s",
+                              goal=f"ratio >= {e2e_goal}", met=n / e2e >= e2e_goal * sink_pace,
                               note=f"{note}; {2 * n / e2e:,.0f} board mails/s"))
-        results.append(Result(f"smtp: acceptance (last 250), {label}, vs Sink", n / accept, n / sink_seconds,
-                              "moves/s", note=note))
+        results.append(Result(f"smtp: acceptance (last 250), {label}, vs Sink", n / accept, sink_pace,
+                              "moves/s", goal="ratio >= 0.6", met=n / accept >= 0.6 * sink_pace, note=note))
+    results.append(Result("smtp: serve CPU a move, 1 connection, vs Sink a mail", serve_cpu * 1000, sink_cpu * 1000,
+                          "ms", goal="serve <= 2 ms", met=serve_cpu <= 0.002,
+                          note="user + system CPU of the serve process over the timed phase, from /proc"))
     return results

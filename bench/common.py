@@ -3,6 +3,7 @@ printed as a ratio (absolute times on a shared 2-core machine are noise)."""
 
 from __future__ import annotations
 
+import os
 import statistics
 import sys
 import time
@@ -13,6 +14,19 @@ ROOT = Path(__file__).resolve().parent.parent
 for path in (ROOT, ROOT / "tests"):  # the package, and the mail generator of the tests
     if str(path) not in sys.path:
         sys.path.insert(0, str(path))
+
+
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of a process so far; 0 if it cannot be read (gone, or
+    not on this machine)."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
 
 
 @dataclass

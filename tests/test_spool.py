@@ -59,7 +59,7 @@ def test_a_crash_between_the_queue_commit_and_the_spool_delete_stores_nothing_tw
     raws = [mail(n) for n in range(3)] + [mail(9, message_id=None)]  # keyed by a hash of its bytes
     for raw in raws:
         spooled.store(raw, NOW)
-    enqueue_many(sessions, [(raw, NOW, None) for raw in raws])  # the move's commit, then the crash
+    enqueue_many(sessions, [(raw, NOW, None, None) for raw in raws])  # the move's commit, then the crash
     assert spooled.move(sessions) == 4  # the next run moves the batch again
     assert [raw for _key, raw in inbound(sessions)] == raws
     assert spooled.waiting() == 0

@@ -15,6 +15,7 @@ from ..mail.loopguard import clean_text, header_address, parse_bytes
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
+Keys = tuple[str | None, str, str]  # what `message_keys` finds: (bare key, sender's key, sender)
 KEY_LENGTH = 998  # of the inbound.message_id column
 LONG_FROM = 1000  # characters: a From header longer than any real one is not parsed here
 
@@ -40,7 +41,7 @@ def _fit(key: str) -> str:
     return key if len(key) <= KEY_LENGTH else "sha256:" + hashlib.sha256(key.encode()).hexdigest()
 
 
-def message_keys(raw: bytes) -> tuple[str | None, str, str]:
+def message_keys(raw: bytes) -> Keys:
     """The duplicate keys of a mail: (its bare key, its sender's key, its sender).
 
     A mail is a duplicate of another with the same Message-ID from the same sender
@@ -60,7 +61,7 @@ def message_keys(raw: bytes) -> tuple[str | None, str, str]:
     return bare, _fit(f"{message_id} {sender}"), sender
 
 
-def stored_copy(session: Session, raw: bytes, keys: tuple[str | None, str, str] | None = None) -> tuple[int | None, str]:
+def stored_copy(session: Session, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
     bare, own, sender = keys or message_keys(raw)
@@ -75,20 +76,22 @@ def stored_copy(session: Session, raw: bytes, keys: tuple[str | None, str, str] 
 def enqueue(sessions: sessionmaker[Session], raw: bytes, received_at: datetime,
             envelope_from: str | None = None) -> tuple[int, bool]:
     """Store a raw mail durably; (its id, False) if the same mail was stored before."""
-    return enqueue_many(sessions, [(raw, received_at, envelope_from)])[0]
+    return enqueue_many(sessions, [(raw, received_at, envelope_from, None)])[0]
 
 
 def enqueue_many(sessions: sessionmaker[Session],
-                 mails: list[tuple[bytes, datetime, str | None]]) -> list[tuple[int, bool]]:
-    """Store raw mails (raw, received_at, envelope_from) durably in one transaction, in
-    order; for each (its id, False) if the same mail was stored before."""
+                 mails: list[tuple[bytes, datetime, str | None, Keys | None]]) -> list[tuple[int, bool]]:
+    """Store raw mails (raw, received_at, envelope_from, its keys if known) durably in
+    one transaction, in order; for each (its id, False) if the same mail was stored before."""
     with sessions.begin() as session:
         return [_store(session, *mail) for mail in mails]
 
 
-def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None) -> tuple[int, bool]:
+def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None,
+           keys: Keys | None) -> tuple[int, bool]:
+    keys = keys or message_keys(raw)
     for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
-        existing, key = stored_copy(session, raw)
+        existing, key = stored_copy(session, raw, keys)
         if existing is not None:
             return existing, False
         row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,

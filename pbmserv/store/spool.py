@@ -30,7 +30,9 @@ metadata = MetaData()
 spooled = Table(
     "spool", metadata,
     Column("id", Integer, primary_key=True),
-    Column("key", String, unique=True),  # the inbound queue's key for this mail and sender
+    Column("key", String, unique=True),  # `message_keys`, for the inbound queue: this mail and sender,
+    Column("bare", String),  # the Message-ID alone,
+    Column("sender", String),  # and the sender
     Column("raw", LargeBinary, nullable=False),
     Column("envelope_from", String),
     Column("received_at", DateTime, nullable=False),
@@ -68,16 +70,16 @@ class Spool:
                 return False
         with self.engine.begin() as connection:
             return connection.execute(insert(spooled).on_conflict_do_nothing().values(
-                key=keys[1], raw=raw, envelope_from=envelope_from, received_at=received_at)).rowcount == 1
+                bare=keys[0], key=keys[1], sender=keys[2], raw=raw, envelope_from=envelope_from, received_at=received_at)).rowcount == 1
 
     def move(self, sessions: sessionmaker[Session]) -> int:
         """Move the oldest spooled mails (a batch) into the inbound queue; how many."""
         with self.engine.connect() as connection:
-            rows = connection.execute(select(spooled.c.id, spooled.c.raw, spooled.c.received_at,
-                                             spooled.c.envelope_from).order_by(spooled.c.id).limit(BATCH)).all()
+            rows = connection.execute(select(spooled).order_by(spooled.c.id).limit(BATCH)).all()
         if not rows:
             return 0
-        enqueue_many(sessions, [(row.raw, row.received_at, row.envelope_from) for row in rows])
+        enqueue_many(sessions, [(row.raw, row.received_at, row.envelope_from, (row.bare, row.key, row.sender))
+                                for row in rows])
         with self.engine.begin() as connection:
             connection.execute(delete(spooled).where(spooled.c.id.in_([row.id for row in rows])))
         return len(rows)
