@@ -99,3 +99,38 @@ def test_a_megabyte_of_one_header_is_spooled_by_its_hash(tmp_path):
     assert key == "<big@x>" and stored == raw
     with spooled.engine.connect() as connection:
         assert connection.execute(select(spool_table.c.id)).all() == []
+
+
+def test_mail_from_many_connections_at_once_is_kept_once_each(tmp_path):
+    """Group commit: sixteen threads at once, two of them with the same mail."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from sqlalchemy import event
+    sessions, spooled = setup(tmp_path)
+    commits = []
+    event.listen(spooled.engine, "commit", lambda _connection: commits.append(1))
+    raws = [mail(n) for n in range(15)] + [mail(3)]
+    with ThreadPoolExecutor(16) as pool:
+        kept = list(pool.map(lambda raw: spooled.store(raw, NOW), raws))
+    assert sorted(kept) == [False] + [True] * 15
+    assert spooled.waiting() == 15 and len(commits) <= 15
+    spooled.move(sessions)
+    assert sorted(raw for _key, raw in inbound(sessions)) == sorted(raws[:15])
+
+
+def test_a_spool_that_cannot_be_written_fails_every_waiting_mail(tmp_path):
+    _sessions, spooled = setup(tmp_path)
+    lock = sqlite3.connect(spooled.path, isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    try:
+        for n in range(2):
+            try:
+                spooled.store(mail(n), NOW)
+            except Exception as error:  # noqa: BLE001 - the SMTP edge answers 451
+                assert "locked" in str(error)
+            else:
+                raise AssertionError("a mail was reported kept in a locked spool")
+    finally:
+        lock.execute("ROLLBACK")
+        lock.close()
+    assert spooled.store(mail(0), NOW) is True and spooled.waiting() == 1

@@ -13,6 +13,8 @@ duplicate keys (`queue.stored_copy`) store none of it twice.
 
 from __future__ import annotations
 
+import threading
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
@@ -53,24 +55,60 @@ def spool_path(spool: str, database_url: str) -> Path | None:
     return database.with_name(f"{database.stem}-spool{database.suffix or '.db'}")
 
 
+@dataclass
+class Pending:
+    """A mail waiting for the commit that keeps it (`Spool.store`)."""
+
+    values: dict
+    kept: bool | None = None  # once committed: False if the spool held it already
+    error: Exception | None = None
+
+
 class Spool:
     def __init__(self, path: Path, database_url: str, busy_timeout: float = 30):
         self.path = path
         self.engine = make_engine(f"sqlite:///{path}", busy_timeout)
         self.reader = make_engine(database_url, busy_timeout, immediate=False)  # duplicates stored before
         metadata.create_all(self.engine)
+        self.pending: list[Pending] = []
+        self.pending_lock = threading.Lock()
+        self.commit_lock = threading.Lock()
 
-    def store(self, raw: bytes, received_at: datetime,
-              envelope_from: str | None = None) -> bool:
-        """Keep `raw` durably (one synced commit); False if it was kept or stored before.
-        The game database is only read, which in WAL mode never waits for its writer."""
-        keys = message_keys(raw)
+    def store(self, raw: bytes, received_at: datetime, envelope_from: str | None = None) -> bool:
+        """Keep `raw` durably; False if it was kept or stored before. The game database
+        is only read, which in WAL mode never waits for its writer.
+
+        Group commit: mails from several connections that wait at once are kept by one
+        transaction (one disk sync), committed by whichever of their threads gets the
+        commit lock first; the others find their mail done when they get it."""
+        bare, key, sender = keys = message_keys(raw)
         with Session(self.reader) as session:
             if stored_copy(session, raw, keys)[0] is not None:
                 return False
-        with self.engine.begin() as connection:
-            return connection.execute(insert(spooled).on_conflict_do_nothing().values(
-                bare=keys[0], key=keys[1], sender=keys[2], raw=raw, envelope_from=envelope_from, received_at=received_at)).rowcount == 1
+        mine = Pending(dict(bare=bare, key=key, sender=sender, raw=raw, envelope_from=envelope_from,
+                            received_at=received_at))
+        with self.pending_lock:
+            self.pending.append(mine)
+        with self.commit_lock:
+            if mine.kept is None and mine.error is None:
+                self.commit_pending()
+        if mine.error is not None:
+            raise mine.error
+        return mine.kept
+
+    def commit_pending(self) -> None:
+        with self.pending_lock:
+            batch, self.pending = self.pending, []
+        try:
+            with self.engine.begin() as connection:
+                kept = [connection.execute(insert(spooled).on_conflict_do_nothing().values(**mail.values)).rowcount == 1
+                        for mail in batch]
+        except Exception as error:  # noqa: BLE001 - each waiting mail is answered 451
+            for mail in batch:
+                mail.error = error
+            return
+        for mail, new in zip(batch, kept):
+            mail.kept = new
 
     def move(self, sessions: sessionmaker[Session]) -> int:
         """Move the oldest spooled mails (a batch) into the inbound queue; how many."""
