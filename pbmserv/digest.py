@@ -14,6 +14,7 @@ from .config import Config
 from .mail.outbound import Mail, queue_mails
 from .play import current_state, engine_of, names, seat_of, show_board, when
 from .store.models import GameRecord, Seat, Subscription, User
+from .store.movelog import log_of
 
 DAY = timedelta(days=1)
 DIGEST_BOARDS = 20  # the most boards one digest draws: the rest are named by `all games`
@@ -49,7 +50,7 @@ def send_digest(session: Session, config: Config, user: User) -> None:
     for record in records:
         seat = seat_of(record, user)
         state = current_state(record)
-        news = [move for move in record.moves if since < move.created_at <= at]
+        news = [move for move in log_of(record) if since < move.created_at <= at]
         must_act = record.status == "active" and seat in engine_of(record).to_act(state)
         ended = record.status != "active" and since < record.updated_at <= at  # an admin's abort logs no move
         if must_act:

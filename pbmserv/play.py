@@ -26,7 +26,8 @@ from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
 from .mail.outbound import Mail
 from .render import render, render_board, render_board_html, render_html
-from .store.models import GameRecord, Move, Seat, User
+from .store.models import GameRecord, Seat, User
+from .store.movelog import Logged, append, log_of
 from .store.repo import next_board_number
 
 
@@ -71,10 +72,10 @@ def current_state(record: GameRecord) -> State:
 UNDO, DRAW = "undo", "draw"  # logged outcomes of votes: moves taken back, a draw agreed
 
 
-def standing(moves: list[Move]) -> list[Move]:
+def standing(moves: list[Logged]) -> list[Logged]:
     """The logged actions still in force: an `undo` row takes back every action from
     the one it names (`move` holds its number) up to itself."""
-    kept: list[Move] = []
+    kept: list[Logged] = []
     for move in moves:
         if move.kind == UNDO:
             kept = [m for m in kept if m.number < int(move.move)]
@@ -87,7 +88,7 @@ def replay(record: GameRecord, upto: int | None = None) -> State:
     """The position after the first `upto` logged actions (all of them by default)."""
     game = engine_of(record)
     state = game.setup(len(record.seats), record.params, record.setup_chance)
-    for move in standing(record.moves[:upto]):
+    for move in standing(log_of(record)[:upto]):
         apply_logged(game, state, move.kind, move.seat, move.move, move.chance)
     return state
 
@@ -109,12 +110,12 @@ def record_action(session: Session, record: GameRecord, state: State, seat: int,
     `state` and append it to the log; the position after it (a new one after an undo).
     A board that ends is rated (`ratings.rate`)."""
     game = engine_of(record)
-    number = len(record.moves) + 1
+    number = len(log_of(record)) + 1
     chance = game.draw(state, seat, move, seeded_rng(record.seed, number)) if kind == "move" else None
     if kind != UNDO:
         apply_logged(game, state, kind, seat, move, chance)
-    record.moves.append(Move(number=number, seat=seat, kind=kind, move=move, chance=chance, auto=auto,
-                             comment=comment, inbound_id=inbound_id, created_at=now))
+    append(record, seat=seat, kind=kind, move=move, chance=chance, auto=auto, comment=comment,
+           inbound_id=inbound_id, created_at=now)
     if kind == UNDO:
         state = replay(record)
     record.state = game.serialise(state)
@@ -232,7 +233,7 @@ def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
     players = names(record)
     rows: list[list] = []
     last_seat = None
-    for move in standing(record.moves[:upto]):
+    for move in standing(log_of(record)[:upto]):
         seat, kind = move.seat, move.kind
         if seat < 0 or kind == DRAW:  # deadlines and votes are not a seat's move
             continue
@@ -242,7 +243,7 @@ def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
         last_seat = seat
     rows = rows if limit is None else rows[-limit:] if limit else []
 
-    def text(move: Move) -> str:  # only for the rows shown
+    def text(move: Logged) -> str:  # only for the rows shown
         shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)
         return f"#{move.number} " + fill_seats(shown + (" (auto)" if move.auto else ""), players)
     return [[text(move) if move is not None else "" for move in cells] for cells in rows]
@@ -250,7 +251,7 @@ def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
 
 def next_move(record: GameRecord) -> str:
     """The number the #N guard wants on the board's next action: `#7`."""
-    return f"#{len(record.moves) + 1}"
+    return f"#{len(log_of(record)) + 1}"
 
 
 def when(moment: datetime) -> str:
@@ -331,7 +332,7 @@ def show_board(config: Config, record: GameRecord, state: State, viewer: int | N
     rows = recent_moves(record, limit, upto, viewer) if game.move_table else []
     width = max([len(n) for n in players] + [len(c) for cells in rows for c in cells]) + 2
     if upto is not None:
-        note = f"Position after move {upto} of {len(record.moves)}."
+        note = f"Position after move {upto} of {len(log_of(record))}."
     view = game.view(state, viewer)
     context = dict(
         title=game.title, board=record.board, status=status_line(record, state), note=note,
@@ -371,25 +372,25 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
     mail_subject = subject(record, state, new=new)
     players = {seat.user_id for seat in record.seats}
     acting = engine_of(record).to_act(state) if record.status == "active" else frozenset()
-    readers: list[tuple[int | None, list[str]]] = []
+    readers: list[tuple[int | None, list[str], User]] = []
     for seat in record.seats:
         to = seat.user.emails
         address = (extra or {}).get(seat.seat)
         if address and address.lower() not in {a.lower() for a in to}:
             to = to + [address]
         if to and (always or seat.seat in (extra or {}) or wants_mail(seat.user, seat.seat in acting, record)):
-            readers.append((seat.seat, to))  # a robot has no address: it reads no mail
-    readers += [(None, sub.user.emails) for sub in record.subscriptions
+            readers.append((seat.seat, to, seat.user))  # a robot has no address: it reads no mail
+    readers += [(None, sub.user.emails, sub.user) for sub in record.subscriptions
                 if sub.user_id not in players and not sub.user.disabled
                 and (always or wants_mail(sub.user, False, record))]
     mails = []
-    for viewer, to in readers:
+    for viewer, to, reader in readers:
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
         reply_to = reply_address(config, record, viewer) if viewer is not None else None
         own = "\n".join(line for line in (note, (notes or {}).get(viewer, "")) if line)
         drawn = show_board(config, record, state, viewer, now, shown, note=own)
-        mails.append(Mail(to, marked, drawn.text, reply_to, [drawn]))
+        mails.append(Mail(to, marked, drawn.text, reply_to, [drawn], html=reader.html))
     return mails
 
 

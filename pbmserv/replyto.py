@@ -17,6 +17,7 @@ from sqlalchemy.orm import Session, object_session
 from .config import Config
 from .keys import mac as key_mac, tagged_address
 from .store.models import GameRecord, User
+from .store.repo import game_by_id
 
 
 def mac(session: Session, record_id: int, seat: int, user: User) -> str:
@@ -38,7 +39,7 @@ def token_seat(session: Session, config: Config, token: str) -> tuple[GameRecord
     parts = token.lower().split("-")
     if len(parts) != 3 or not parts[0].isdecimal() or not parts[1].isdecimal() or len(parts[0]) > 12:
         return None
-    record = session.get(GameRecord, int(parts[0]))
+    record = game_by_id(session, int(parts[0]))
     seat = int(parts[1])
     if record is None or seat >= len(record.seats):
         return None

@@ -30,6 +30,7 @@ from .replyto import reply_address
 from .commands.seeks import due_seek, expire, next_expiry
 from .digest import due_digest, send_digest
 from .store.models import GameRecord, Setting, User
+from .store.movelog import log_of
 from .store.retention import Retained, retain
 
 log = logging.getLogger(__name__)
@@ -80,7 +81,7 @@ def fire(session: Session, config: Config, record: GameRecord) -> None:
         note = f"Deadline passed: {deadline.name}."
     log.info("%s of %s board %s", note, record.game_type, record.board)
     mails = board_mails(config, record, state, [], deadline.due, note=note, always=True)
-    queue_mails(session, config, mails, f"t{record.id}-{len(record.moves)}", deadline.due)
+    queue_mails(session, config, mails, f"t{record.id}-{len(log_of(record))}", deadline.due)
 
 
 def nag(session: Session, config: Config, record: GameRecord, state: State, deadline: Deadline) -> None:
@@ -97,7 +98,7 @@ def nag(session: Session, config: Config, record: GameRecord, state: State, dead
     mail = Mail(user.emails, f"Nag: {title} Board {record.board} {user.userid}", shown.text,
                 reply_address(config, record, deadline.seat), [shown])
     queue_mails(session, config, [mail],
-                f"n{record.id}-{len(record.moves)}-{key}", deadline.due)
+                f"n{record.id}-{len(log_of(record))}-{key}", deadline.due)
 
 
 def keep_alive(sessions: sessionmaker[Session], config: Config, now: datetime,

@@ -12,9 +12,9 @@ import traceback
 from collections.abc import Callable
 from email.message import EmailMessage
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, sessionmaker
+from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.account import RELAY_SUBJECT, answer_message, confirm_by_reply, relay_reply_note
@@ -35,7 +35,7 @@ from .replyto import token_seat
 from .store.models import Inbound
 from .store.queue import queued_inbound_ids
 from .mail.bounces import failed_recipients
-from .store.repo import clear_bounces, count_bounces, is_registered_address, rate_limited
+from .store.repo import clear_bounces, count_bounces, rate_limited, sender_facts
 
 log = logging.getLogger(__name__)
 
@@ -69,9 +69,7 @@ class Worker:
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
-                    # claimed: another worker on the same (PostgreSQL) database skips it
-                    row = session.scalar(select(Inbound).where(Inbound.id == inbound_id, Inbound.status == "queued")
-                                         .with_for_update(skip_locked=True))
+                    row = claim(session, inbound_id)
                     if row is None:  # done already, or in another worker's hands
                         return
                     Handler(session, self.config, row).handle()
@@ -89,18 +87,21 @@ class Worker:
         """Count one more start on a queued mail, committed before the work begins, so a
         mail that kills the process (out of memory, a crash in a library) is set aside
         after MAX_STARTS starts instead of looping for ever; False if it is not to be
-        worked on (set aside now, done already, or in another worker's hands)."""
+        worked on (set aside now, done already, or in another worker's hands). One
+        statement in the common case."""
         with self.sessions.begin() as session:
-            row = session.scalar(select(Inbound).where(Inbound.id == inbound_id, Inbound.status == "queued")
-                                 .with_for_update(skip_locked=True))
-            if row is None:
+            started = session.scalar(update(Inbound).where(Inbound.id == claimable(inbound_id))
+                                     .values(attempts=Inbound.attempts + 1).returning(Inbound.attempts)
+                                     .execution_options(synchronize_session=False))
+            if started is None:
                 return False
-            if row.attempts >= MAX_STARTS:
+            if started > MAX_STARTS:
                 log.error("mail %s %s", inbound_id, SET_ASIDE)
-                row.status, row.error = "failed", SET_ASIDE
-                row.processed_at = row.received_at
+                session.execute(update(Inbound).where(Inbound.id == inbound_id)
+                                .values(status="failed", error=SET_ASIDE, attempts=MAX_STARTS,
+                                        processed_at=Inbound.received_at)
+                                .execution_options(synchronize_session=False))
                 return False
-            row.attempts += 1
         return True
 
     def _fail(self, inbound_id: int, error: BaseException) -> None:
@@ -110,6 +111,31 @@ class Worker:
             row.status = "failed"
             row.error = "".join(traceback.format_exception(error))
             row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
+
+
+def claimable(inbound_id: int):
+    """The id of the mail if it is still queued and no other worker holds it (on
+    PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer out)."""
+    return (select(Inbound.id).where(Inbound.id == inbound_id, Inbound.status == "queued")
+            .with_for_update(skip_locked=True).scalar_subquery())
+
+
+def claim(session: Session, inbound_id: int) -> Inbound | None:
+    """Take a queued mail for this transaction and mark it done, in one statement: what
+    the handler finds otherwise (ignored, an error noted) it writes over that. Another
+    worker's claim of the same mail waits for this transaction, then finds it done."""
+    found = session.execute(
+        update(Inbound).where(Inbound.id == claimable(inbound_id))
+        .values(status="done", processed_at=Inbound.received_at)
+        .returning(Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at, Inbound.error,
+                   Inbound.attempts, Inbound.masked)
+        .execution_options(synchronize_session=False)).one_or_none()
+    if found is None:
+        return None
+    row = Inbound(id=inbound_id, status="done", processed_at=found.received_at, **found._asdict())
+    make_transient_to_detached(row)  # as if loaded: only what changes from here on is written
+    session.add(row)
+    return row
 
 
 class Handler:
@@ -123,8 +149,7 @@ class Handler:
         self.outgoing: list[Mail] = []
 
     def handle(self) -> None:
-        row = self.row
-        row.processed_at = self.now
+        row = self.row  # claimed: marked done and processed now, unless found otherwise below
         message = parse_bytes(row.raw)
         reason = loop_reason(message, self.config.server.address, row.envelope_from)
         if reason:
@@ -132,9 +157,12 @@ class Handler:
             row.error += self.count_bounces(message)
             return
         mail, self.mask = read_command_mail(message, self.config.server.address)
-        clear_bounces(self.session, mail.sender)  # the address works: it just wrote
         self.mail = mail
-        self.registered = is_registered_address(self.session, mail.reply_to)  # who the answers go to
+        facts = sender_facts(self.session, mail.sender, mail.reply_to, self.now)
+        if facts.bouncing:
+            clear_bounces(self.session, mail.sender)  # the address works: it just wrote
+        self.registered = facts.registered  # whether the answers go to a registered address
+        self.wrong_passwords = facts.wrong_passwords  # for the first command's password check
         self.errors = ErrorReplies(self.session, self.config, mail, self.mask, self.registered, row)
         limit = self.config.limits.commands_per_mail
         tag = self.tag(mail.recipients)
@@ -150,7 +178,6 @@ class Handler:
             self.run_several(mail.commands[:limit], skipped=len(mail.commands) - limit)
         self.cap_unconfirmed()
         queue_mails(self.session, self.config, self.outgoing, str(row.id), self.now, mail.message_id, row.id)
-        row.status = "done"
 
     def cap_unconfirmed(self) -> None:
         """Answers to an address no account has confirmed go out a few times a day at
@@ -198,7 +225,9 @@ class Handler:
     def attempt(self, action: Callable[[Context], str], comment: str) -> tuple[Context, str | CommandError]:
         """Run `action` inside a savepoint: an error undoes all it changed."""
         ctx = Context(self.session, self.config, self.now, self.mail, self.row.id,
-                      comment=relay_safe(self.mask(comment)))  # it goes to others
+                      comment=relay_safe(self.mask(comment)),  # it goes to others
+                      wrong_passwords=self.wrong_passwords)
+        self.wrong_passwords = None  # a later command counts again: this one may add to them
         savepoint = self.session.begin_nested()
         try:
             summary = action(ctx)

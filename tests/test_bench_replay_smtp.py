@@ -23,7 +23,7 @@ def well_formed(result: Result) -> None:
     assert result.name and result.unit and result.note
     assert result.value > 0 and result.baseline > 0 and math.isfinite(result.ratio)
     if result.goal:
-        assert result.goal.startswith("ratio ") and isinstance(result.met, bool)
+        assert isinstance(result.met, bool)
     else:
         assert result.met is None
 
@@ -32,7 +32,7 @@ def test_replay_quick_run_is_well_formed():
     results = bench_replay.run(quick=True)
     assert [r.name for r in results] == ["replay: pbmserv replay vs email.message_from_bytes"]
     well_formed(results[0])
-    assert results[0].unit == "s" and results[0].goal == "ratio <= 3"
+    assert results[0].unit == "s" and results[0].goal == "ratio <= 5"
     assert " 0 errors" in results[0].note and "mails/s" in results[0].note
 
 
@@ -51,10 +51,14 @@ def test_smtp_quick_run_is_well_formed():
     results = bench_smtp.run(quick=True)
     assert [r.name for r in results] == [
         "smtp: end to end, 1 connection, vs Sink", "smtp: acceptance (last 250), 1 connection, vs Sink",
-        "smtp: end to end, 8 connections, vs Sink", "smtp: acceptance (last 250), 8 connections, vs Sink"]
+        "smtp: end to end, 8 connections, vs Sink", "smtp: acceptance (last 250), 8 connections, vs Sink",
+        "smtp: serve CPU a move, 1 connection, vs Sink a mail"]
     for result in results:
         well_formed(result)
+    for result in results[:4]:
         assert result.unit == "moves/s" and "password_cost=fast" in result.note
-    assert [r.goal for r in results] == ["ratio >= 0.5", "", "ratio >= 0.5", ""]
+    assert [r.goal for r in results] == ["ratio >= 0.3", "ratio >= 0.6", "ratio >= 0.5", "ratio >= 0.6",
+                                         "serve <= 2 ms"]
+    assert results[4].unit == "ms" and "/proc" in results[4].note
     # a move is done only after it is accepted
     assert results[0].value <= results[1].value and results[2].value <= results[3].value

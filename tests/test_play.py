@@ -28,6 +28,7 @@ class StandIn(Game):
 
 def board(monkeypatch, acting, outcome=None):
     monkeypatch.setattr(play, "engine_of", lambda record: StandIn(acting, outcome))
+    monkeypatch.setattr(play, "log_of", lambda record: record.moves)  # the stand-in's log
     users = [SimpleNamespace(userid=name) for name in ("ann", "bea", "cid")]
     return SimpleNamespace(board=104, status="active", seats=[SimpleNamespace(user=u, seat=i) for i, u in enumerate(users)])
 

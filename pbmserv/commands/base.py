@@ -11,7 +11,7 @@ import importlib
 import pkgutil
 import threading
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from sqlalchemy.orm import Session
@@ -25,7 +25,7 @@ from ..mail.parse import ParsedMail
 from ..mail.text import fit
 from ..passwords import verify_password
 from ..store.models import RateEvent, User
-from ..store.repo import find_user, recent_events
+from ..store.repo import PASSWORD_WINDOW, find_user, recent_events
 
 if TYPE_CHECKING:
     from ..games import Game
@@ -62,6 +62,7 @@ class Context:
     after_error_mails: list[Mail] = field(default_factory=list)  # mails to send even when it fails
     replies: list[Mail] = field(default_factory=list)  # answers to the sender
     notices: list[Mail] = field(default_factory=list)  # mails to others (board mails, relays)
+    wrong_passwords: int | None = None  # from the sender's address in the last hour, if counted already
 
     def reply(self, subject: str, body: str, also_to: list[str] = (), boards: list = ()) -> None:
         """Answer the sender (and `also_to`, e.g. the registered addresses of a user
@@ -193,10 +194,7 @@ def resolve(words: list[str]) -> tuple[Command, Game | None, list[str]] | None:
     return None
 
 
-PASSWORD_WINDOW = timedelta(hours=1)
-
-
-def authenticate(ctx: Context, userid: str, password: str) -> User:
+def authenticate(ctx: Context, userid: str, password: str, among: list[User] = ()) -> User:
     """The user whose password this is, or a CommandError saying which part is wrong.
 
     Wrong passwords are limited per sending address, and per user from addresses not
@@ -204,7 +202,8 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     are undone. A forger can thus lock a player's own address for an hour, so when a
     lock starts the player is told, and a reply to that mail lifts it (and reply to
     play never passes here)."""
-    user = find_user(ctx.session, userid)
+    user = next((known for known in among if known.userid_key == userid.lower()), None) or \
+        find_user(ctx.session, userid)  # `among`: users loaded already (a board's players)
     if user is None:
         raise CommandError(f"There is no user {userid}.",
                            "Check the spelling of the userid, or sign up first: signup USERID PASSWORD")
@@ -216,8 +215,9 @@ def authenticate(ctx: Context, userid: str, password: str) -> User:
     limit = ctx.config.limits.wrong_passwords_per_hour
     sender = ctx.mail.sender.lower()
     stranger = sender not in {a.lower() for a in user.emails}
-    counts = {f"address:{sender}": recent_events(ctx.session, "wrong-password", f"address:{sender}", ctx.now,
-                                                 PASSWORD_WINDOW)}
+    counted = ctx.wrong_passwords
+    counts = {f"address:{sender}": counted if counted is not None else
+              recent_events(ctx.session, "wrong-password", f"address:{sender}", ctx.now, PASSWORD_WINDOW)}
     if counts[f"address:{sender}"] >= limit:
         raise CommandError(fit(f"Too many wrong passwords were sent from {ctx.mail.sender} in the last hour."),
                            "Wait an hour, then send the command again with the right password.")

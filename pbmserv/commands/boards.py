@@ -35,7 +35,7 @@ def load_player(ctx: Context, game: Game, board: str, userid: str, password: str
     """The board, the authenticated user and their seat on it (on a board still
     `running`, if asked), or the error saying which is wrong."""
     record = load_board(ctx, game, board)
-    user = authenticate(ctx, userid, password)
+    user = authenticate(ctx, userid, password, among=[seat.user for seat in record.seats])
     seat = seat_of(record, user)
     if seat is None:
         raise CommandError(

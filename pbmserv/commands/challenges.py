@@ -42,6 +42,7 @@ from ..games.base import echoed
 from ..robots import ROBOT_BOARDS
 from ..play import current_state, record_action, refresh_timers, start_game
 from ..store.models import GameRecord, Preference, Seat, User
+from ..store.movelog import log_of
 from ..store.repo import find_user
 from .base import CommandError, Context, GameCommand, authenticate, command, fit
 from .boards import load_player, send_boards
@@ -183,7 +184,7 @@ class Decline(GameCommand):
         if seat in state.resigned:
             raise CommandError(f"{user.userid} has left {label} already.",
                                f"Send '{game.name} games {user.userid}' for your boards.", board=record, viewer=user)
-        if any(move.seat == seat and move.kind == "move" for move in record.moves):
+        if any(move.seat == seat and move.kind == "move" for move in log_of(record)):
             raise CommandError(f"{user.userid} has moved on {label}, so it is too late to decline it.", resign,
                                board=record, viewer=user)
         without = game.restore(game.serialise(state))

@@ -12,6 +12,7 @@ from ..mail.text import fit
 from ..play import current_state, names, next_move, replay, show_board, start_game, status_line, subject
 from ..render import render
 from ..store.repo import find_user, running_of_type
+from ..store.movelog import log_of
 from .account import game_help
 from .base import CommandError, Context, GameCommand, authenticate, command
 from .boards import load_board, load_player, resign, send_boards
@@ -166,9 +167,9 @@ class Show(GameCommand):
         upto = None
         if match["n"] is not None:
             upto = int(match["n"])
-            if upto > len(record.moves):
-                raise CommandError(f"Board {record.board} has had {len(record.moves)} moves, so there is no position after move {upto}.",
-                                   f"Send: {game.name} show {record.board}#N with N from 0 to {len(record.moves)}.", board=record)
+            if upto > len(log_of(record)):
+                raise CommandError(f"Board {record.board} has had {len(log_of(record))} moves, so there is no position after move {upto}.",
+                                   f"Send: {game.name} show {record.board}#N with N from 0 to {len(log_of(record))}.", board=record)
         state = replay(record, upto) if upto is not None else current_state(record)
         shown = show_board(ctx.config, record, state, None, ctx.now, upto=upto)
         body = shown.text

@@ -34,6 +34,7 @@ from __future__ import annotations
 from ..games import Game
 from ..play import DRAW, UNDO, current_state, names, proposed, record_action, standing, waiting_for
 from ..store.models import GameRecord, User
+from ..store.movelog import log_of
 from .base import CommandError, Context
 from .boards import play_move, play_queued, send_boards
 from .pending import drop_queued, refuse_idle
@@ -104,7 +105,7 @@ def propose(ctx: Context, game: Game, record: GameRecord, user: User, seat: int,
                      instead)
     vote = {"kind": kind, "by": seat, "accepted": []}
     if kind == UNDO:
-        own = [move.number for move in standing(record.moves) if move.seat == seat and move.kind == "move"]
+        own = [move.number for move in standing(log_of(record)) if move.seat == seat and move.kind == "move"]
         if not own:
             raise refuse(record, user,
                          f"{user.userid} has made no move on board {board}, so there is none to take back.",

@@ -22,7 +22,7 @@ from email.header import Header
 from email.message import Message
 from pathlib import Path
 
-from sqlalchemy import false, select
+from sqlalchemy import false, insert, select
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
@@ -49,6 +49,7 @@ class Mail:
     body: str
     reply_to: str | None = None  # a board mail's reply-to-play address (replyto.py)
     boards: list = field(default_factory=list)  # the boards (`play.Board`) the body shows, in order
+    html: bool | None = None  # its reader's `html` preference where known; else asked by address
 
 
 def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, now: datetime,
@@ -58,18 +59,21 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
     mail's id, or the deadline that caused them). A mail that shows boards gets an
     HTML part too, unless a reader of it chose `html off`."""
     instance = instance_token(session, config.server.seed)
-    text_only = plain_readers(session, [mail for mail in mails if mail.boards])
+    text_only = plain_readers(session, [mail for mail in mails if mail.boards and mail.html is None])
+    rows = []
     for number, mail in enumerate(mails, start=1):
         if not mail.to:
             continue
         message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
         body = render("frame.txt", body=fill(mail.body), address=config.server.address)
         html = None
-        if mail.boards and not text_only & {address.lower() for address in mail.to}:
+        if mail.boards and mail.html is not False and not text_only & {address.lower() for address in mail.to}:
             html = html_body(config, mail)
         raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to, html)
-        session.add(Outbound(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
-                             status="queued", attempts=0, error="", created_at=now))
+        rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
+                         status="queued", attempts=0, error="", created_at=now))
+    if rows:  # one statement for them all
+        session.execute(insert(Outbound), rows)
 
 
 def plain_readers(session: Session, mails: list[Mail]) -> set[str]:

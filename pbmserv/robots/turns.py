@@ -30,6 +30,7 @@ from ..config import Config
 from ..mail.outbound import queue_mails
 from ..play import board_mails, current_state, engine_of, record_action, robots_waited_for, seeded_rng
 from ..store.models import GameRecord
+from ..store.movelog import log_of
 from . import choose
 
 log = logging.getLogger(__name__)
@@ -49,7 +50,7 @@ def play_robots(sessions: sessionmaker[Session], config: Config, now: datetime,
         board_id, number, seat, move = thought
         with sessions.begin() as session:
             record = session.get(GameRecord, board_id, with_for_update=True)
-            if record is None or len(record.moves) != number or not record.robot_turn:
+            if record is None or len(log_of(record)) != number or not record.robot_turn:
                 continue  # the board changed while the robot thought: think again
             play(session, config, record, seat, move, now)
         played += 1
@@ -74,7 +75,7 @@ def think(sessions: sessionmaker[Session]) -> tuple[int, int, int, str | None] |
             record.robot_turn = False  # stale: nothing to think about
             session.commit()
         seat = seats[0]
-        game, level, number = engine_of(record), record.seats[seat].user.robot, len(record.moves)
+        game, level, number = engine_of(record), record.seats[seat].user.robot, len(log_of(record))
         rng = seeded_rng(record.seed, "robot", number + 1)
         board_id, board = record.id, record.board
     # the session is closed: no transaction, no lock, while the robot thinks
@@ -106,4 +107,4 @@ def play(session: Session, config: Config, record: GameRecord, seat: int, move: 
         mails = board_mails(config, record, state, [], now, note=note, private=private)
     ctx = Context(session=session, config=config, now=now, mail=None, inbound_id=None)
     play_queued(ctx, game, record)  # players' queued moves whose turn the robot's move brought
-    queue_mails(session, config, mails + ctx.notices, f"r{record.id}-{len(record.moves)}", now)
+    queue_mails(session, config, mails + ctx.notices, f"r{record.id}-{len(log_of(record))}", now)

@@ -21,7 +21,9 @@ from sqlalchemy import (
     UniqueConstraint,
 )
 from sqlalchemy.sql.expression import false, true
-from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
+from sqlalchemy import event
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column, relationship
+from sqlalchemy.orm.attributes import set_committed_value
 
 # Named constraints so Alembic batch migrations on SQLite can address them.
 NAMING = {
@@ -132,6 +134,10 @@ class GameRecord(Base):
     vote: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     # The board waits for a robot's seat: what the robots role looks for (`robots/play.py`).
     robot_turn: Mapped[bool] = mapped_column(Boolean, default=False, server_default=false(), index=True)
+    # How many rows `pending` and `subscriptions` hold, kept by `count_collections`, so
+    # that loading a board with none asks nothing more (`empty_collections`).
+    pending_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    observer_count: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
     seats: Mapped[list[Seat]] = relationship(
         back_populates="game", cascade="all, delete-orphan", order_by="Seat.seat", lazy="selectin"
     )
@@ -302,3 +308,24 @@ class RateEvent(Base):
     kind: Mapped[str] = mapped_column(String(32))
     key: Mapped[str] = mapped_column(String(320))
     at: Mapped[datetime] = mapped_column(DateTime)
+
+
+COUNTED = {"pending": "pending_count", "subscriptions": "observer_count"}  # collection: its count column
+
+
+@event.listens_for(GameRecord, "load")
+def empty_collections(record: GameRecord, _context) -> None:
+    """A board's collections that its counts say are empty, set empty without a query."""
+    for collection, column in COUNTED.items():
+        if getattr(record, column, None) == 0 and collection not in record.__dict__:
+            set_committed_value(record, collection, [])
+
+
+@event.listens_for(Session, "before_flush")
+def count_collections(session: Session, _context, _instances) -> None:
+    """Keep each board's counts equal to its collections, wherever they were changed."""
+    for record in (*session.new, *session.dirty):
+        if isinstance(record, GameRecord):
+            for collection, column in COUNTED.items():
+                if collection in record.__dict__ and getattr(record, column) != len(record.__dict__[collection]):
+                    setattr(record, column, len(record.__dict__[collection]))

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import weakref
+from dataclasses import dataclass
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, select, update
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import Session
+from sqlalchemy.orm import Session, joinedload
 
 from .models import Address, GameRecord, RateEvent, Seat, Setting, User
 
@@ -40,15 +41,43 @@ def find_user(session: Session, userid: str) -> User | None:
     return session.scalar(select(User).where(User.userid_key == userid.lower()))
 
 
-def is_registered_address(session: Session, address: str) -> bool:
-    """Whether some account has this address, confirmed: an address merely named in a
-    signup proves nothing about who writes from it."""
-    return session.scalar(select(Address.id).where(Address.address_key == address.lower(), Address.confirmed)
-                          .limit(1)) is not None
+PASSWORD_WINDOW = timedelta(hours=1)  # wrong passwords are counted over the last hour
+
+
+@dataclass
+class SenderFacts:
+    """What every mail's handling asks of the database about who wrote it."""
+
+    registered: bool  # some account has the answers' address, confirmed
+    bouncing: bool  # the sender's address has failed deliveries counted
+    wrong_passwords: int  # sent from the sender's address in the last PASSWORD_WINDOW
+
+
+def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
+    """The facts of `SenderFacts` in one statement."""
+    registered = select(Address.id).where(Address.address_key == reply_to.lower(), Address.confirmed).exists()
+    bouncing = select(Address.id).where(Address.address_key == sender.lower(), Address.failures > 0).exists()
+    wrong = select(func.count(RateEvent.id)).where(
+        RateEvent.kind == "wrong-password", RateEvent.key == f"address:{sender.lower()}",
+        RateEvent.at > now - PASSWORD_WINDOW).scalar_subquery()
+    found = session.execute(select(registered, bouncing, wrong)).one()
+    return SenderFacts(bool(found[0]), bool(found[1]), found[2])
+
+
+def with_players():
+    """Load a board's seats, their users and the users' addresses and vacations in the
+    board's own statement: every board mail and deadline needs them."""
+    return joinedload(GameRecord.seats).joinedload(Seat.user).options(joinedload(User.addresses),
+                                                                     joinedload(User.vacations))
 
 
 def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:
-    return session.scalar(select(GameRecord).where(GameRecord.game_type == game_type, GameRecord.board == board))
+    return session.scalars(select(GameRecord).where(GameRecord.game_type == game_type, GameRecord.board == board)
+                           .options(with_players())).unique().one_or_none()
+
+
+def game_by_id(session: Session, game_id: int) -> GameRecord | None:
+    return session.get(GameRecord, game_id, options=[with_players()])
 
 
 def next_board_number(session: Session, game_type: str) -> int:

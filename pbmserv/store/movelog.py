@@ -1,0 +1,113 @@
+"""The move logs of the boards played lately, kept in memory between mails, so that a
+move does not read its board's whole log again.
+
+The database stays the truth. A board's kept log is used only at the exact version of
+the board row it was kept at, and it is kept only by a transaction that wrote the
+board (so held it, by the row's version check) and then committed; any rollback in a
+session forgets all it would have kept. At another version the log is read again: only
+its rows after the kept ones when they are the same board's (a log only grows).
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from collections import OrderedDict
+from datetime import datetime
+from typing import Any, NamedTuple
+
+from sqlalchemy import event, select
+from sqlalchemy.orm import Session, object_session
+
+from .models import GameRecord, Move
+
+KEPT = 1000  # boards whose logs stay in memory, the most lately played
+
+
+class Logged(NamedTuple):
+    """One row of a board's log, as the server reads it (never changed once logged)."""
+
+    number: int
+    seat: int
+    kind: str
+    move: str
+    chance: Any
+    auto: bool
+    comment: str
+    created_at: datetime
+    inbound_id: int | None
+
+
+COLUMNS = [getattr(Move, name) for name in Logged._fields]
+
+
+class Kept(NamedTuple):
+    identity: tuple  # the board's id, seed and creation time: an id used again is another board
+    version: int
+    moves: tuple[Logged, ...]
+
+
+_kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> OrderedDict[board id, Kept]
+_lock = threading.Lock()
+
+
+def kept_of(session: Session) -> OrderedDict[int, Kept]:
+    """The logs kept for the database `session` works on (another has other boards)."""
+    with _lock:
+        return _kept.setdefault(session.get_bind(), OrderedDict())
+
+
+def identity(record: GameRecord) -> tuple:
+    return record.id, record.seed, record.created_at
+
+
+def log_of(record: GameRecord) -> list[Logged]:
+    """The board's log as its session sees it, oldest first."""
+    session = object_session(record)
+    seen = session.info.setdefault("logs", {})
+    if record.id in seen:
+        return seen[record.id]
+    kept = kept_of(session).get(record.id)
+    if kept is not None and kept.identity != identity(record):
+        kept = None
+    if kept is not None and kept.version == record.version:
+        moves = list(kept.moves)
+    else:
+        moves = list(kept.moves) if kept is not None else []
+        moves += [Logged(*row) for row in session.execute(
+            select(*COLUMNS).where(Move.game_id == record.id, Move.number > len(moves)).order_by(Move.number))]
+    seen[record.id] = moves
+    return moves
+
+
+def append(record: GameRecord, **values: Any) -> Logged:
+    """Log an action on the board: a row in the session, and in the log it sees."""
+    moves = log_of(record)
+    logged = Logged(number=len(moves) + 1, **values)
+    object_session(record).add(Move(game_id=record.id, **logged._asdict()))
+    moves.append(logged)
+    object_session(record).info.setdefault("logs written", {})[record.id] = record
+    return logged
+
+
+@event.listens_for(Session, "after_commit")
+def keep(session: Session) -> None:
+    if session.in_nested_transaction():  # a savepoint released: the transaction goes on
+        return
+    written = session.info.pop("logs written", {})
+    seen = session.info.pop("logs", {})
+    if not written:
+        return
+    kept = kept_of(session)
+    with _lock:
+        for record_id, record in written.items():
+            kept[record_id] = Kept(identity(record), record.version, tuple(seen[record_id]))
+            kept.move_to_end(record_id)
+        while len(kept) > KEPT:
+            kept.popitem(last=False)
+
+
+@event.listens_for(Session, "after_soft_rollback")
+def forget(session: Session, _transaction) -> None:
+    session.info.pop("logs written", None)
+    session.info.pop("logs", None)
