@@ -1,14 +1,17 @@
-"""The worker: one stored mail at a time, one transaction per mail.
+"""The worker: stored mail in arrival order, each mail's work committed with its replies.
 
 parse → loop guard → commands → replies into the outbound queue, all committed together.
-A mail whose processing fails unexpectedly is kept, marked failed with its traceback,
-and the worker goes on with the next one.
+Mails that wait together are played in one transaction (one commit and disk sync for
+the group), each again alone if anything goes wrong. A mail whose processing fails
+unexpectedly is kept, marked failed with its traceback, and the worker goes on with
+the next one.
 """
 
 from __future__ import annotations
 
 import logging
 import traceback
+from itertools import takewhile
 from collections.abc import Callable
 from email.message import EmailMessage
 
@@ -33,7 +36,7 @@ from .render import render
 from .play import current_state, engine_of
 from .replyto import token_seat
 from .store.models import Inbound
-from .store.queue import queued_inbound_ids
+from .store.queue import queued_inbound
 from .mail.bounces import failed_recipients
 from .store.repo import clear_bounces, count_bounces, rate_limited, sender_facts
 
@@ -43,6 +46,7 @@ RETRIES = 3  # attempts for a mail that lost a race with another writer
 MAX_STARTS = 3  # a mail whose processing was begun this often without finishing is set aside
 MAX_TAGGED = 100  # recipient addresses looked at for a tag
 SET_ASIDE = "set aside: started 3 times, never finished (the process died each time)"
+GROUP = 20  # waiting mails played in one transaction
 
 
 class Worker:
@@ -52,20 +56,42 @@ class Worker:
 
     def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
-        two mails; the number processed."""
+        two groups of mails; the number processed. Mails never begun are played in
+        groups; a mail begun before did not finish (the process died on it or on another
+        mail of its group), so it is played alone: only a mail that kills the process
+        is ever set aside."""
         with self.sessions() as session:
-            pending = queued_inbound_ids(session)
+            pending = queued_inbound(session)
         done = 0
-        for inbound_id in pending:
-            if stop():
-                break
-            self.process(inbound_id)
-            done += 1
+        while pending and not stop():
+            group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:GROUP])]
+            group = group or [pending[0][0]]
+            pending = pending[len(group):]
+            started = self.start(group)
+            if len(started) > 1:
+                self.play_together(started)
+            elif started:
+                self.play(started[0])
+            done += len(started)
         return done
 
-    def process(self, inbound_id: int) -> None:
-        if not self.start(inbound_id):
-            return
+    def play_together(self, group: list[int]) -> None:
+        """Play mails one after another in one transaction (one commit, one disk sync for
+        them all); if anything goes wrong, each again in a transaction of its own."""
+        try:
+            with self.sessions.begin() as session:
+                for inbound_id in group:
+                    row = claim(session, inbound_id)
+                    if row is not None:  # else done already, or in another worker's hands
+                        Handler(session, self.config, row).handle()
+        except Exception as error:  # noqa: BLE001 - each is played again alone, and kept if it fails
+            log.info("a group of %s mails failed (%s); playing each alone", len(group), error.__class__.__name__)
+            for inbound_id in group:
+                self.play(inbound_id)
+
+    def play(self, inbound_id: int) -> None:
+        """Play one started mail in a transaction of its own, trying again after a lost
+        race; a mail that fails is kept, marked failed with its traceback."""
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
@@ -83,26 +109,25 @@ class Worker:
                 self._fail(inbound_id, error)
                 return
 
-    def start(self, inbound_id: int) -> bool:
-        """Count one more start on a queued mail, committed before the work begins, so a
-        mail that kills the process (out of memory, a crash in a library) is set aside
-        after MAX_STARTS starts instead of looping for ever; False if it is not to be
-        worked on (set aside now, done already, or in another worker's hands). One
-        statement in the common case."""
+    def start(self, inbound_ids: list[int]) -> list[int]:
+        """Count one more start on each of these queued mails, committed before the work
+        begins, so a mail that kills the process (out of memory, a crash in a library)
+        is set aside after MAX_STARTS starts instead of looping for ever; those to be
+        worked on (not set aside now, not done already, not in another worker's hands),
+        in order. One statement in the common case."""
         with self.sessions.begin() as session:
-            started = session.scalar(update(Inbound).where(Inbound.id == claimable(inbound_id))
-                                     .values(attempts=Inbound.attempts + 1).returning(Inbound.attempts)
-                                     .execution_options(synchronize_session=False))
-            if started is None:
-                return False
-            if started > MAX_STARTS:
-                log.error("mail %s %s", inbound_id, SET_ASIDE)
-                session.execute(update(Inbound).where(Inbound.id == inbound_id)
+            started = {inbound_id: starts for inbound_id, starts in session.execute(
+                update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)))
+                .values(attempts=Inbound.attempts + 1).returning(Inbound.id, Inbound.attempts)
+                .execution_options(synchronize_session=False))}
+            dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
+            if dying:
+                log.error("mails %s %s", dying, SET_ASIDE)
+                session.execute(update(Inbound).where(Inbound.id.in_(dying))
                                 .values(status="failed", error=SET_ASIDE, attempts=MAX_STARTS,
                                         processed_at=Inbound.received_at)
                                 .execution_options(synchronize_session=False))
-                return False
-        return True
+        return [inbound_id for inbound_id in inbound_ids if started.get(inbound_id, MAX_STARTS + 1) <= MAX_STARTS]
 
     def _fail(self, inbound_id: int, error: BaseException) -> None:
         log.error("mail %s failed: %s", inbound_id, error)
@@ -113,11 +138,11 @@ class Worker:
             row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
 
 
-def claimable(inbound_id: int):
-    """The id of the mail if it is still queued and no other worker holds it (on
+def claimable(inbound_ids: list[int]):
+    """The ids of these mails that are still queued and that no other worker holds (on
     PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer out)."""
-    return (select(Inbound.id).where(Inbound.id == inbound_id, Inbound.status == "queued")
-            .with_for_update(skip_locked=True).scalar_subquery())
+    return (select(Inbound.id).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued")
+            .with_for_update(skip_locked=True))
 
 
 def claim(session: Session, inbound_id: int) -> Inbound | None:
@@ -125,7 +150,7 @@ def claim(session: Session, inbound_id: int) -> Inbound | None:
     the handler finds otherwise (ignored, an error noted) it writes over that. Another
     worker's claim of the same mail waits for this transaction, then finds it done."""
     found = session.execute(
-        update(Inbound).where(Inbound.id == claimable(inbound_id))
+        update(Inbound).where(Inbound.id.in_(claimable([inbound_id])))
         .values(status="done", processed_at=Inbound.received_at)
         .returning(Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at, Inbound.error,
                    Inbound.attempts, Inbound.masked)

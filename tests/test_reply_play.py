@@ -625,8 +625,12 @@ def test_submit_then_confirm_plays_the_move(game):
         "It is bob's turn.", board("alice", ALICE_A, P2), TWO,
         note="Submitted, not yet played: a. To play it, send:\n  superwari confirm 101 alice PASSWORD"))
     assert pending(game) == [(0, "submit", "a")] and move_count(game) == 2
-    assert {t: rows for t, rows in snapshot(game).items() if t != "pending_moves"} == {
-        t: rows for t, rows in before.items() if t != "pending_moves"}
+    assert {t: rows for t, rows in snapshot(game).items() if t not in ("pending_moves", "games")} == {
+        t: rows for t, rows in before.items() if t not in ("pending_moves", "games")}
+    # of the board's row, only its count of pending moves (and so its version) changed
+    [row, was] = [{k: v for k, v in snap["games"][0]._mapping.items() if k not in ("version", "pending_count")}
+                  for snap in (snapshot(game), before)]
+    assert row == was and snapshot(game)["games"][0].pending_count == 1
     replies = game.send(ALICE, "superwari confirm 101 alice alice-pw")
     assert mails(replies) == [
         ("Super-Wari Board 101 bob **", [ALICE], after_a("alice", "Submitted comment.", when=8)),

@@ -13,6 +13,7 @@ able to crash the worker through a header it happens to read.
 from __future__ import annotations
 
 import email.policy
+import functools
 import re
 from itertools import islice
 import email.utils
@@ -100,8 +101,18 @@ def header_value(msg: EmailMessage, name: str):
     took 45 s); None if absent."""
     for key, value in msg.raw_items():
         if key.lower() == name.lower():
+            if msg.policy is email.policy.default:
+                return _parsed(key, value[:MAX_HEADER_CHARS])
             return msg.policy.header_fetch_parse(key, value[:MAX_HEADER_CHARS])
     return None
+
+
+@functools.lru_cache(maxsize=1024)  # at most 1024 values of MAX_HEADER_CHARS: 4 MB
+def _parsed(key: str, value: str):
+    """A header parsed once however often it is asked for: the loop guard, the command
+    parser and the queue each ask a mail for its From, and the standard library's
+    header classes are slow. The parsed header is a str that nobody changes."""
+    return email.policy.default.header_fetch_parse(key, value)
 
 
 def header_text(msg: EmailMessage, name: str) -> str:

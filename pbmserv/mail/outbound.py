@@ -22,7 +22,7 @@ from email.header import Header
 from email.message import Message
 from pathlib import Path
 
-from sqlalchemy import false, insert, select
+from sqlalchemy import false, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
@@ -209,8 +209,36 @@ class MaildirTransport:
             (self.path / sub).mkdir(parents=True, exist_ok=True)
 
     def deliver(self, recipients: list[str], raw: bytes, message_id: str, sender: str) -> None:
+        failure = self.deliver_batch([(recipients, raw, message_id, sender)])[0]
+        if failure is not None:
+            raise failure
+
+    def deliver_batch(self, replies: list[tuple[list[str], bytes, str, str]]) -> list[Exception | None]:
+        """Deliver (recipients, raw, message_id, sender) each; what went wrong with each
+        (None: delivered). The folder of read mail is listed once for the batch, and
+        `new/` is synced once after all its links, not once a file."""
+        read = {name.partition(":")[0] for name in os.listdir(self.path / "cur")}  # moved there by a reader
+        failures: list[Exception | None] = []
+        for _recipients, raw, message_id, sender in replies:
+            try:
+                self._write(raw, message_id, sender, read)
+                failures.append(None)
+            except Exception as error:  # noqa: BLE001 - one reply's failure is its own
+                failures.append(error)
+        if self.durable and any(failure is None for failure in failures):
+            try:
+                folder = os.open(self.path / "new", os.O_RDONLY)
+                try:
+                    os.fsync(folder)
+                finally:
+                    os.close(folder)
+            except OSError as error:  # the links may not be on disk: none counts as delivered
+                failures = [failure or error for failure in failures]
+        return failures
+
+    def _write(self, raw: bytes, message_id: str, sender: str, read: set[str]) -> None:
         name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
-        if (self.path / "new" / name).exists() or any((self.path / "cur").glob(f"{name}:*")):
+        if name in read or (self.path / "new" / name).exists():
             return
         temporary = self.path / "tmp" / f"{name}.{os.getpid()}"
         with open(temporary, "wb") as handle:
@@ -290,33 +318,47 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
                    for row in queued_outbound(session, now, limit=transport.batch)]
             if session.bind.dialect.name == "sqlite":
                 session.close()  # its write lock is let go; the outcomes take it again
-            outcomes = []
-            for row_id, recipients, raw, message_id, sender in due:
-                failure: Exception | None = None
-                try:
-                    transport.deliver(recipients, raw, message_id, sender)
-                except Exception as error:  # noqa: BLE001 - one reply's failure is its own
-                    failure = error
-                outcomes.append((row_id, recipients, message_id, failure))
+            failures = deliver_all(transport, [(recipients, raw, message_id, sender)
+                                               for _id, recipients, raw, message_id, sender in due])
+            outcomes = [(row_id, recipients, message_id, failure)
+                        for (row_id, recipients, _raw, message_id, _sender), failure in zip(due, failures)]
             delivered += record_outcomes(session, outcomes, now)
             session.commit()
         if len(due) < transport.batch:
             return delivered
 
 
+def deliver_all(transport, replies: list[tuple[list[str], bytes, str, str]]) -> list[Exception | None]:
+    """Hand each reply (recipients, raw, message_id, sender) to `transport`, in one batch
+    where it takes batches; what went wrong with each (None: delivered). Whatever goes
+    wrong with one reply (an address the relay cannot take, a bug) is its alone."""
+    if hasattr(transport, "deliver_batch"):
+        return transport.deliver_batch(replies)
+    failures: list[Exception | None] = []
+    for reply in replies:
+        try:
+            transport.deliver(*reply)
+            failures.append(None)
+        except Exception as error:  # noqa: BLE001 - one reply's failure is its own
+            failures.append(error)
+    return failures
+
+
 def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
-    """Mark delivered replies sent; those that failed for a reason retrying may cure
-    (an OSError: connections, timeouts, the relay's 4xx) for a retry, any other failed
-    (a 5xx, an address the relay cannot take, a bug: an admin may retry it with
-    `pbmserv queue retry`); the number delivered."""
-    delivered = 0
+    """Mark delivered replies sent (in one statement); those that failed for a reason
+    retrying may cure (an OSError: connections, timeouts, the relay's 4xx) for a retry,
+    any other failed (a 5xx, an address the relay cannot take, a bug: an admin may retry
+    it with `pbmserv queue retry`); the number delivered."""
+    sent = [row_id for row_id, _recipients, _message_id, failure in outcomes if failure is None]
+    if sent:
+        session.execute(update(Outbound).where(Outbound.id.in_(sent))
+                        .values(status="sent", attempts=Outbound.attempts + 1)
+                        .execution_options(synchronize_session=False))
     for row_id, recipients, message_id, failure in outcomes:
-        row = session.get(Outbound, row_id)
         if failure is None:
-            row.status = "sent"
-            row.attempts += 1
-            delivered += 1
-        elif not isinstance(failure, OSError):  # smtplib's errors are OSErrors too
+            continue
+        row = session.get(Outbound, row_id)
+        if not isinstance(failure, OSError):  # smtplib's errors are OSErrors too
             reason = str(failure) if isinstance(failure, PermanentFailure) else describe(failure)
             row.status, row.error = "failed", reason
             row.attempts += 1
@@ -330,7 +372,7 @@ def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
                           GIVE_UP_AFTER, row.error)
             else:
                 log.warning("reply %s to %s deferred: %s", message_id, recipients, row.error)
-    return delivered
+    return len(sent)
 
 
 def describe(error: Exception) -> str:

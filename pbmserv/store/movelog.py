@@ -64,6 +64,8 @@ def identity(record: GameRecord) -> tuple:
 def log_of(record: GameRecord) -> list[Logged]:
     """The board's log as its session sees it, oldest first."""
     session = object_session(record)
+    if session is None:  # a board read by a session closed since: the rows it loaded
+        return [Logged(*(getattr(move, name) for name in Logged._fields)) for move in record.moves]
     seen = session.info.setdefault("logs", {})
     if record.id in seen:
         return seen[record.id]

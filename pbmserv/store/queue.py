@@ -105,9 +105,10 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 
-def queued_inbound_ids(session: Session) -> list[int]:
-    """Waiting mail in arrival order."""
-    return list(session.scalars(select(Inbound.id).where(Inbound.status == "queued").order_by(Inbound.id)))
+def queued_inbound(session: Session) -> list[tuple[int, int]]:
+    """Waiting mail in arrival order: (id, times a worker began on it)."""
+    return [tuple(row) for row in session.execute(
+        select(Inbound.id, Inbound.attempts).where(Inbound.status == "queued").order_by(Inbound.id))]
 
 
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Outbound]:
