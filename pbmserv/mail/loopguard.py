@@ -20,6 +20,7 @@ import email.utils
 from email.headerregistry import Address
 from email.message import EmailMessage
 from email.parser import BytesParser
+from email.policy import EmailPolicy
 
 __all__ = [
     "loop_reason",
@@ -52,8 +53,28 @@ REPORT_TYPES = frozenset({
 })
 
 
+class KeptHeaders(EmailPolicy):
+    """``policy.default``, but each header value is parsed once however often it is
+    asked for: the parser asks a part for its Content-Type several times, and the loop
+    guard, the command parser and the queue each ask a mail for its From; the standard
+    library's header classes are slow. A parsed header is a str nobody changes."""
+
+    def header_fetch_parse(self, name, value):
+        if hasattr(value, "name") or len(value) > MAX_HEADER_CHARS:
+            return super().header_fetch_parse(name, value)
+        return _parsed(name, value)
+
+
+@functools.lru_cache(maxsize=1024)  # values of at most MAX_HEADER_CHARS: 4 MB at most
+def _parsed(name: str, value: str):
+    return email.policy.default.header_fetch_parse(name, value)
+
+
+POLICY = KeptHeaders()
+
+
 def parse_bytes(raw: bytes, headers_only: bool = False) -> EmailMessage:
-    """Parse raw mail bytes with ``policy.default``; never raises.
+    """Parse raw mail bytes with ``policy.default`` (`KeptHeaders`); never raises.
 
     Anything the parser cannot cope with yields an empty message, which every
     caller already treats as "nothing usable here" (and the loop guard refuses
@@ -67,7 +88,7 @@ def parse_bytes(raw: bytes, headers_only: bool = False) -> EmailMessage:
         # command: the body of such a mail is not read.
         headers_only = headers_only or len(_BOUNDARY.findall(raw)) > MAX_MULTIPARTS \
             or raw.count(b"\n--") > MAX_DELIMITERS
-        return BytesParser(policy=email.policy.default).parsebytes(
+        return BytesParser(policy=POLICY).parsebytes(
             bytes(raw), headersonly=headers_only)
     except Exception:
         return EmailMessage()
@@ -101,18 +122,8 @@ def header_value(msg: EmailMessage, name: str):
     took 45 s); None if absent."""
     for key, value in msg.raw_items():
         if key.lower() == name.lower():
-            if msg.policy is email.policy.default:
-                return _parsed(key, value[:MAX_HEADER_CHARS])
             return msg.policy.header_fetch_parse(key, value[:MAX_HEADER_CHARS])
     return None
-
-
-@functools.lru_cache(maxsize=1024)  # at most 1024 values of MAX_HEADER_CHARS: 4 MB
-def _parsed(key: str, value: str):
-    """A header parsed once however often it is asked for: the loop guard, the command
-    parser and the queue each ask a mail for its From, and the standard library's
-    header classes are slow. The parsed header is a str that nobody changes."""
-    return email.policy.default.header_fetch_parse(key, value)
 
 
 def header_text(msg: EmailMessage, name: str) -> str:
