@@ -25,6 +25,7 @@ def environment(html: bool = False) -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=True,
+        auto_reload=False,  # the templates ship with the code: no stat of the file for each mail
     )
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
     env.filters["paragraphs"] = paragraphs

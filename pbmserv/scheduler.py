@@ -27,9 +27,9 @@ from .mail.outbound import Mail, queue_mails
 from .play import (board_mails, current_state, engine_of, next_deadline, record_action, set_due, show_board,
                    when)
 from .replyto import reply_address
-from .commands.seeks import due_seek, expire, next_expiry
+from .commands.seeks import due_seek, expire
 from .digest import due_digest, send_digest
-from .store.models import GameRecord, Setting, User
+from .store.models import GameRecord, Seek, Setting, User
 from .store.movelog import log_of
 from .store.retention import Retained, retain
 
@@ -167,12 +167,12 @@ def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
     """When the next deadline of any active game, the next digest or the first
-    expiry of an open seek falls due (for `serve` to sleep until)."""
+    expiry of an open seek falls due (for `serve` to sleep until), in one statement."""
+    board = (select(GameRecord.due_at).where(GameRecord.status == "active", GameRecord.due_at.is_not(None))
+             .order_by(GameRecord.due_at).limit(1).scalar_subquery())
+    digest = (select(User.digest_due).where(User.digest_due.is_not(None))
+              .order_by(User.digest_due).limit(1).scalar_subquery())
+    seek = select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1).scalar_subquery()
     with sessions() as session:
-        board = session.scalar(select(GameRecord.due_at).where(GameRecord.status == "active",
-                                                                GameRecord.due_at.is_not(None))
-                               .order_by(GameRecord.due_at).limit(1))
-        digest = session.scalar(select(User.digest_due).where(User.digest_due.is_not(None))
-                                .order_by(User.digest_due).limit(1))
-        seek = next_expiry(session)
-    return min((moment for moment in (board, digest, seek) if moment is not None), default=None)
+        found = session.execute(select(board, digest, seek)).one()
+    return min((moment for moment in found if moment is not None), default=None)

@@ -107,7 +107,9 @@ def play_move(ctx: Context, game: Game, record: GameRecord, user: User, seat: in
     state, move = checked_move(ctx, game, record, user, seat, text)
     private = game.private_to(state, seat, move)  # asked before the move changes the state
     record_action(ctx.session, record, state, seat, "move", move, ctx.comment, ctx.now, ctx.inbound_id)
-    record.pending = [p for p in record.pending if not (p.seat == seat and p.kind == "submit")]  # now stale
+    stale = [p for p in record.pending if p.seat == seat and p.kind == "submit"]  # a submitted move: now stale
+    if stale:
+        record.pending = [p for p in record.pending if p not in stale]
     send_boards(ctx, record, state, user, [(user.userid, ctx.comment)], note=note, private=private)
     play_queued(ctx, game, record)
     return f"Move {move} played on {game.title} board {record.board}."

@@ -546,11 +546,6 @@ def due_seek(session: Session, now) -> Seek | None:
                           .order_by(Seek.expires_at, Seek.id).limit(1).with_for_update(skip_locked=True))
 
 
-def next_expiry(session: Session):
-    """When the first open seek expires (for `serve` to sleep until), or None."""
-    return session.scalar(select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1))
-
-
 def expire(session: Session, config: Config, seek: Seek) -> None:
     """Close `seek` at its expiry and mail the seeker and those who joined it how to
     post it again (clock: the expiry)."""

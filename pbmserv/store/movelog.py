@@ -103,7 +103,10 @@ def keep(session: Session) -> None:
     kept = kept_of(session)
     with _lock:
         for record_id, record in written.items():
-            kept[record_id] = Kept(identity(record), record.version, tuple(seen[record_id]))
+            version = record.__dict__.get("version")  # as committed; None if expired since (unknown)
+            if version is None or record_id not in seen:
+                continue
+            kept[record_id] = Kept(identity(record), version, tuple(seen[record_id]))
             kept.move_to_end(record_id)
         while len(kept) > KEPT:
             kept.popitem(last=False)
