@@ -65,9 +65,9 @@ class Worker:
         done = 0
         while pending and not stop():
             group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:GROUP])]
-            group = group or [pending[0][0]]
+            group, seen = (group, 0) if group else ([pending[0][0]], pending[0][1])
             pending = pending[len(group):]
-            started = self.start(group)
+            started = self.start(group, seen)
             if len(started) > 1:
                 self.play_together(started)
             elif started:
@@ -80,10 +80,8 @@ class Worker:
         them all); if anything goes wrong, each again in a transaction of its own."""
         try:
             with self.sessions.begin() as session:
-                for inbound_id in group:
-                    row = claim(session, inbound_id)
-                    if row is not None:  # else done already, or in another worker's hands
-                        Handler(session, self.config, row).handle()
+                for row in claim(session, group):  # the others are done already, or in another worker's hands
+                    Handler(session, self.config, row).handle()
         except Exception as error:  # noqa: BLE001 - each is played again alone, and kept if it fails
             log.info("a group of %s mails failed (%s); playing each alone", len(group), error.__class__.__name__)
             for inbound_id in group:
@@ -95,10 +93,8 @@ class Worker:
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
-                    row = claim(session, inbound_id)
-                    if row is None:  # done already, or in another worker's hands
-                        return
-                    Handler(session, self.config, row).handle()
+                    for row in claim(session, [inbound_id]):  # none if done already, or in another worker's hands
+                        Handler(session, self.config, row).handle()
                 return
             except (StaleDataError, IntegrityError, OperationalError) as error:
                 if attempt == RETRIES:
@@ -109,15 +105,19 @@ class Worker:
                 self._fail(inbound_id, error)
                 return
 
-    def start(self, inbound_ids: list[int]) -> list[int]:
+    def start(self, inbound_ids: list[int], seen: int) -> list[int]:
         """Count one more start on each of these queued mails, committed before the work
         begins, so a mail that kills the process (out of memory, a crash in a library)
         is set aside after MAX_STARTS starts instead of looping for ever; those to be
         worked on (not set aside now, not done already, not in another worker's hands),
-        in order. One statement in the common case."""
+        in order. One statement in the common case.
+
+        Only a mail still begun `seen` times, as the queue was read, is counted: one
+        another worker began meanwhile is its (several workers on PostgreSQL), and must
+        not be counted twice for one start."""
         with self.sessions.begin() as session:
             started = {inbound_id: starts for inbound_id, starts in session.execute(
-                update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)))
+                update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)), Inbound.attempts == seen)
                 .values(attempts=Inbound.attempts + 1).returning(Inbound.id, Inbound.attempts)
                 .execution_options(synchronize_session=False))}
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
@@ -145,22 +145,24 @@ def claimable(inbound_ids: list[int]):
             .with_for_update(skip_locked=True))
 
 
-def claim(session: Session, inbound_id: int) -> Inbound | None:
-    """Take a queued mail for this transaction and mark it done, in one statement: what
-    the handler finds otherwise (ignored, an error noted) it writes over that. Another
-    worker's claim of the same mail waits for this transaction, then finds it done."""
+def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
+    """Take these queued mails for this transaction and mark them done, in one
+    statement; what the handler finds otherwise (ignored, an error noted) it writes
+    over that. They stay locked until the transaction ends: another worker's start and
+    claim skip them meanwhile, then find them done. In arrival order."""
     found = session.execute(
-        update(Inbound).where(Inbound.id.in_(claimable([inbound_id])))
+        update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)))
         .values(status="done", processed_at=Inbound.received_at)
-        .returning(Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at, Inbound.error,
-                   Inbound.attempts, Inbound.masked)
-        .execution_options(synchronize_session=False)).one_or_none()
-    if found is None:
-        return None
-    row = Inbound(id=inbound_id, status="done", processed_at=found.received_at, **found._asdict())
-    make_transient_to_detached(row)  # as if loaded: only what changes from here on is written
-    session.add(row)
-    return row
+        .returning(Inbound.id, Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at,
+                   Inbound.error, Inbound.attempts, Inbound.masked)
+        .execution_options(synchronize_session=False)).all()
+    rows = []
+    for values in sorted(found, key=lambda values: values.id):
+        row = Inbound(status="done", processed_at=values.received_at, **values._asdict())
+        make_transient_to_detached(row)  # as if loaded: only what changes from here on is written
+        session.add(row)
+        rows.append(row)
+    return rows
 
 
 class Handler:

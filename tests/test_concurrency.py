@@ -80,7 +80,7 @@ def test_conflicting_moves_from_several_processes_on_one_database(tmp_path, serv
     results = [(process.wait(60), process.stderr.read().decode()) for process in racers]
     assert [code for code, _err in results] == [0] * 8, results
     with Session(create_engine(env["PBMSERV_DATABASE_URL"])) as session:
-        assert sorted(session.scalars(select(Inbound.status))) == ["done"] * 11
+        assert sorted(session.scalars(select(Inbound.status))) == ["done"] * 11, [(r.status, r.attempts, r.error[-300:]) for r in session.scalars(select(Inbound))]
         record = session.scalar(select(GameRecord))
         assert len(record.moves) == 1
     bodies = [path.read_bytes() for path in (tmp_path / "outbox" / "new").iterdir()]

@@ -8,7 +8,7 @@ import secrets
 from datetime import datetime, timedelta
 
 from sqlalchemy import select
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..mail.loopguard import clean_text, header_address, parse_bytes
@@ -90,18 +90,17 @@ def enqueue_many(sessions: sessionmaker[Session],
 def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None,
            keys: Keys | None) -> tuple[int, bool]:
     keys = keys or message_keys(raw)
+    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
     for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
         existing, key = stored_copy(session, raw, keys)
         if existing is not None:
             return existing, False
-        row = Inbound(message_id=key, raw=raw, envelope_from=envelope_from,
-                      received_at=received_at, status="queued", error="")
-        try:
-            with session.begin_nested():
-                session.add(row)
-        except IntegrityError:
-            continue
-        return row.id, True
+        stored = session.scalar(insert(Inbound).values(
+            message_id=key, raw=raw, envelope_from=envelope_from, received_at=received_at, status="queued",
+            error="", attempts=0, masked=False).on_conflict_do_nothing(index_elements=["message_id"])
+            .returning(Inbound.id))
+        if stored is not None:
+            return stored, True
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 
