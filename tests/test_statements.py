@@ -144,3 +144,20 @@ def test_a_board_with_a_queued_move_loads_it_and_plays_it(server, kind):
     server.send(ALICE, f"superwari {kind} 101 alice alice-pw d")
     replies = server.send(BOB, "superwari move 101 bob bob-pw a")
     assert any("#3 d (auto)" in r.body for r in replies), [r.body for r in replies]
+
+
+def test_kept_logs_stay_within_their_memory_and_a_board_let_go_is_read_again(server, monkeypatch):
+    """Past KEPT_BYTES the boards played longest ago are let go; their next move reads
+    the log again, whole, and counts right."""
+    from pbmserv.store import movelog
+
+    monkeypatch.setattr(movelog, "KEPT_BYTES", 3 * movelog.ROW_BYTES)
+    started(server)
+    server.signup("carol", "dave")
+    server.send("carol@example.org", "superwari challenge carol carol-pw dave")
+    server.send("carol@example.org", "superwari move 102 carol carol-pw c")
+    server.send("dave@example.org", "superwari move 102 dave dave-pw a")  # 102 now holds the memory
+    kept = movelog.kept_of_engine(server.sessions.kw["bind"])
+    assert list(kept) == [2] and kept[2].size <= movelog.KEPT_BYTES
+    replies = server.send(BOB, "superwari move 101 bob bob-pw a #2")
+    assert len(replies) == 2 and all("#1 c   #2 a" in r.body and "Next move: #3" in r.body for r in replies)

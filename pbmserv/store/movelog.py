@@ -21,7 +21,8 @@ from sqlalchemy.orm import Session, object_session
 
 from .models import GameRecord, Move
 
-KEPT = 1000  # boards whose logs stay in memory, the most lately played
+KEPT_BYTES = 32 << 20  # about this much memory for the logs kept, of the boards played last
+ROW_BYTES = 200  # a row's own memory, beside its move's and comment's text
 
 
 class Logged(NamedTuple):
@@ -45,6 +46,11 @@ class Kept(NamedTuple):
     identity: tuple  # the board's id, seed and creation time: an id used again is another board
     version: int
     moves: tuple[Logged, ...]
+    size: int  # its memory, about: ROW_BYTES a row and its text
+
+
+def size_of(moves: tuple[Logged, ...]) -> int:
+    return sum(ROW_BYTES + len(move.move) + len(move.comment) for move in moves)
 
 
 _kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> OrderedDict[board id, Kept]
@@ -53,8 +59,12 @@ _lock = threading.Lock()
 
 def kept_of(session: Session) -> OrderedDict[int, Kept]:
     """The logs kept for the database `session` works on (another has other boards)."""
+    return kept_of_engine(session.get_bind())
+
+
+def kept_of_engine(engine) -> OrderedDict[int, Kept]:
     with _lock:
-        return _kept.setdefault(session.get_bind(), OrderedDict())
+        return _kept.setdefault(engine, OrderedDict())
 
 
 def identity(record: GameRecord) -> tuple:
@@ -106,10 +116,12 @@ def keep(session: Session) -> None:
             version = record.__dict__.get("version")  # as committed; None if expired since (unknown)
             if version is None or record_id not in seen:
                 continue
-            kept[record_id] = Kept(identity(record), version, tuple(seen[record_id]))
+            moves = tuple(seen[record_id])
+            kept[record_id] = Kept(identity(record), version, moves, size_of(moves))
             kept.move_to_end(record_id)
-        while len(kept) > KEPT:
-            kept.popitem(last=False)
+        total = sum(entry.size for entry in kept.values())
+        while total > KEPT_BYTES and kept:
+            total -= kept.popitem(last=False)[1].size
 
 
 @event.listens_for(Session, "after_soft_rollback")
