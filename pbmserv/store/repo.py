@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import weakref
 from dataclasses import dataclass
+from functools import cache
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
@@ -64,6 +65,7 @@ def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) ->
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
 
+@cache  # loader options are immutable, and building this one costs as much as a query
 def with_players():
     """Load a board's seats, their users and the users' addresses and vacations in the
     board's own statement: every board mail and deadline needs them."""
