@@ -140,6 +140,23 @@ def make_mail(sender: str, subject: str, body: str = "", *, date: datetime, mess
     return message.as_bytes()
 
 
+class Died(BaseException):
+    """What the process dying looks like from inside: nothing catches it."""
+
+
+def die_on(monkeypatch, marker: bytes) -> None:
+    """The worker's handling of a mail holding `marker` dies, as a crashing process would."""
+    from pbmserv.worker import Handler
+
+    handle = Handler.handle
+
+    def dying(self):
+        if marker in self.row.raw:
+            raise Died
+        return handle(self)
+    monkeypatch.setattr(Handler, "handle", dying)
+
+
 class Server:
     """Feed mails with `send`; each call returns the replies that mail caused."""
 

@@ -10,7 +10,7 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import select
 
-from conftest import Server, body_of
+from conftest import Died, Server, body_of, die_on
 from pbmserv.keys import derive, install_replay_key, server_key
 from pbmserv.store.db import open_database
 from pbmserv.store.models import Address, Inbound
@@ -22,21 +22,10 @@ ALICE, BOB = "alice@example.org", "bob@example.org"
 
 # --- a mail that kills its worker ----------------------------------------------------------
 
-class Died(BaseException):
-    """What the process dying looks like from inside: nothing catches it."""
-
-
 def test_a_mail_that_kills_the_worker_three_times_is_set_aside_and_the_next_one_is_answered(server, monkeypatch):
     server.signup("alice")
     poison = server.count + 1
-    handle = Handler.handle
-
-    def dying(self):
-        if b"poison" in self.row.raw:
-            raise Died
-        return handle(self)
-
-    monkeypatch.setattr(Handler, "handle", dying)
+    die_on(monkeypatch, b"poison")
     with pytest.raises(Died):
         server.send(ALICE, "help", "poison")
     for _restart in range(2):  # each restart of the server begins on it again, and dies

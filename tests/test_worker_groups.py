@@ -10,16 +10,12 @@ from datetime import timedelta
 import pytest
 from sqlalchemy import event, select
 
-from conftest import make_mail
+from conftest import Died, die_on, make_mail
 from pbmserv.store.models import Inbound
 from pbmserv.store.queue import enqueue
 from pbmserv.worker import SET_ASIDE, Handler
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
-
-
-class Died(BaseException):
-    """What the process dying looks like from inside: nothing catches it."""
 
 
 def queue(server, sender: str, subject: str, body: str = "") -> str:
@@ -92,13 +88,7 @@ def test_a_mail_that_fails_in_a_group_fails_alone_and_the_others_are_answered(se
 
 def test_a_mail_that_kills_the_process_in_a_group_is_set_aside_alone(server, monkeypatch):
     server.signup("alice", "bob")
-    handle = Handler.handle
-
-    def dying(self):
-        if b"poison" in self.row.raw:
-            raise Died
-        return handle(self)
-    monkeypatch.setattr(Handler, "handle", dying)
+    die_on(monkeypatch, b"poison")
     before = queue(server, ALICE, "help")
     poison = queue(server, BOB, "help", "poison")
     after = queue(server, BOB, "list")
