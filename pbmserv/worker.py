@@ -80,7 +80,7 @@ class Worker:
         them all); if anything goes wrong, each again in a transaction of its own."""
         try:
             with self.sessions.begin() as session:
-                for row in claim(session, group):  # the others are done already, or in another worker's hands
+                for row in claim(session, group):  # none is missing, unless another worker began it too
                     Handler(session, self.config, row).handle()
         except Exception as error:  # noqa: BLE001 - each is played again alone, and kept if it fails
             log.info("a group of %s mails failed (%s); playing each alone", len(group), error.__class__.__name__)
@@ -93,7 +93,7 @@ class Worker:
         for attempt in range(1, RETRIES + 1):
             try:
                 with self.sessions.begin() as session:
-                    for row in claim(session, [inbound_id]):  # none if done already, or in another worker's hands
+                    for row in claim(session, [inbound_id]):  # none if another worker began it too and is done
                         Handler(session, self.config, row).handle()
                 return
             except (StaleDataError, IntegrityError, OperationalError) as error:
@@ -117,7 +117,7 @@ class Worker:
         not be counted twice for one start."""
         with self.sessions.begin() as session:
             started = {inbound_id: starts for inbound_id, starts in session.execute(
-                update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)), Inbound.attempts == seen)
+                update(Inbound).where(Inbound.id.in_(startable(inbound_ids, seen)))
                 .values(attempts=Inbound.attempts + 1).returning(Inbound.id, Inbound.attempts)
                 .execution_options(synchronize_session=False))}
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
@@ -138,20 +138,29 @@ class Worker:
             row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
 
 
-def claimable(inbound_ids: list[int]):
-    """The ids of these mails that are still queued and that no other worker holds (on
-    PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer out)."""
-    return (select(Inbound.id).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued")
+def startable(inbound_ids: list[int], seen: int):
+    """The ids of these mails still queued, begun `seen` times, that no other worker
+    holds (on PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer
+    out); locked. The start count is checked here, not beside: a mail another worker
+    has just started would be locked by this start and not counted."""
+    return (select(Inbound.id).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued",
+                                     Inbound.attempts == seen)
             .with_for_update(skip_locked=True))
 
 
 def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
-    """Take these queued mails for this transaction and mark them done, in one
-    statement; what the handler finds otherwise (ignored, an error noted) it writes
-    over that. They stay locked until the transaction ends: another worker's start and
-    claim skip them meanwhile, then find them done. In arrival order."""
+    """Take these mails, started by this worker, for this transaction and mark them
+    done, in one statement; what the handler finds otherwise (ignored, an error noted)
+    it writes over that. In arrival order.
+
+    A plain UPDATE, which waits for a lock another transaction holds on one of them
+    (another worker's start, for a moment; or its whole play, if it started the mail
+    too) and then skips a mail found done. Skipping locked mails here instead would
+    leave a mail started, queued and never played when another worker's start had
+    locked it for that moment. Locked until the transaction ends: another worker's
+    start skips them meanwhile."""
     found = session.execute(
-        update(Inbound).where(Inbound.id.in_(claimable(inbound_ids)))
+        update(Inbound).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued")
         .values(status="done", processed_at=Inbound.received_at)
         .returning(Inbound.id, Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at,
                    Inbound.error, Inbound.attempts, Inbound.masked)

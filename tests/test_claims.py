@@ -14,7 +14,7 @@ from conftest import POSTGRESQL, Databases, make_mail
 from pbmserv.config import load_config
 from pbmserv.store.db import open_database
 from pbmserv.store.models import Inbound, Outbound
-from pbmserv.store.queue import enqueue
+from pbmserv.store.queue import enqueue, queued_inbound
 from pbmserv import worker as worker_module
 
 pytestmark = pytest.mark.skipif(not POSTGRESQL, reason="no PostgreSQL: set TEST_DATABASE_URL to run these")
@@ -65,6 +65,48 @@ def test_two_workers_take_each_mail_once(tmp_path, monkeypatch):
         assert overlaps == []  # never in two workers' hands at once
         for w in workers:
             w.sessions.kw["bind"].dispose()
+        sessions.kw["bind"].dispose()
+    finally:
+        databases.drop_all()
+
+
+def test_a_worker_plays_the_mails_it_started_even_if_another_locks_them_for_a_moment():
+    """Another worker's start can lock a mail for a moment after this worker started it
+    (its statement began before this start's commit). This worker's claim must wait for
+    that moment, not skip the mails: skipped, they would stay queued, started and never
+    played."""
+    databases = Databases("postgresql")
+    try:
+        url = databases.new()
+        config = load_config(environ={}).with_overrides(
+            database={"url": url}, security={"password_cost": "fast"}, server={"seed": "claims"},
+            outbound={"transport": "memory"})
+        clock = datetime(2026, 11, 1, 12, 0)
+        sessions = open_database(url)
+        for n in range(worker_module.GROUP):
+            enqueue(sessions, make_mail(f"u{n}@example.org", f"signup u{n} pw-{n}", date=clock,
+                                        message_id=f"<lock{n}@example.org>"), clock)
+        worker = worker_module.Worker(open_database(url), config)
+        with sessions() as session:
+            ids = [mail_id for mail_id, _starts in queued_inbound(session)]
+        assert worker.start(ids, 0) == ids
+        locked, release = threading.Event(), threading.Event()
+
+        def lock_a_moment():
+            with sessions.begin() as session:
+                session.execute(select(Inbound.id).where(Inbound.id.in_(ids)).with_for_update())
+                locked.set()
+                release.wait(10)
+        other = threading.Thread(target=lock_a_moment)
+        other.start()
+        assert locked.wait(10)
+        threading.Timer(0.3, release.set).start()
+        worker.play_together(ids)
+        other.join(10)
+        with sessions() as session:
+            assert session.execute(select(Inbound.status, Inbound.attempts)).all() == [("done", 1)] * len(ids)
+            assert session.scalar(select(func.count(Outbound.id))) == len(ids)
+        worker.sessions.kw["bind"].dispose()
         sessions.kw["bind"].dispose()
     finally:
         databases.drop_all()
