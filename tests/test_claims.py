@@ -20,18 +20,24 @@ from pbmserv import worker as worker_module
 pytestmark = pytest.mark.skipif(not POSTGRESQL, reason="no PostgreSQL: set TEST_DATABASE_URL to run these")
 
 
+def signups(url: str, count: int):
+    """A new database with `count` signups queued; the config to work them with."""
+    config = load_config(environ={}).with_overrides(
+        database={"url": url}, security={"password_cost": "fast"}, server={"seed": "claims"},
+        outbound={"transport": "memory"})
+    clock = datetime(2026, 11, 1, 12, 0)
+    sessions = open_database(url)
+    for n in range(count):
+        enqueue(sessions, make_mail(f"u{n}@example.org", f"signup u{n} pw-{n}", date=clock,
+                                    message_id=f"<claim{n}@example.org>"), clock)
+    return config, sessions
+
+
 def test_two_workers_take_each_mail_once(tmp_path, monkeypatch):
     databases = Databases("postgresql")
     try:
         url = databases.new()
-        config = load_config(environ={}).with_overrides(
-            database={"url": url}, security={"password_cost": "fast"}, server={"seed": "claims"},
-            outbound={"transport": "memory"})
-        clock = datetime(2026, 11, 1, 12, 0)
-        sessions = open_database(url)
-        for n in range(40):
-            enqueue(sessions, make_mail(f"u{n}@example.org", f"signup u{n} pw-{n}", date=clock,
-                                        message_id=f"<claim{n}@example.org>"), clock)
+        config, sessions = signups(url, 40)
         active: set[int] = set()  # the mails some worker is handling right now
         overlaps: list[int] = []
         lock = threading.Lock()
@@ -78,14 +84,7 @@ def test_a_worker_plays_the_mails_it_started_even_if_another_locks_them_for_a_mo
     databases = Databases("postgresql")
     try:
         url = databases.new()
-        config = load_config(environ={}).with_overrides(
-            database={"url": url}, security={"password_cost": "fast"}, server={"seed": "claims"},
-            outbound={"transport": "memory"})
-        clock = datetime(2026, 11, 1, 12, 0)
-        sessions = open_database(url)
-        for n in range(worker_module.GROUP):
-            enqueue(sessions, make_mail(f"u{n}@example.org", f"signup u{n} pw-{n}", date=clock,
-                                        message_id=f"<lock{n}@example.org>"), clock)
+        config, sessions = signups(url, worker_module.GROUP)
         worker = worker_module.Worker(open_database(url), config)
         with sessions() as session:
             ids = [mail_id for mail_id, _starts in queued_inbound(session)]
