@@ -55,6 +55,12 @@ def fill(text: str) -> str:
     return fit(text, is_command)
 
 
+def compile_templates() -> None:
+    """Compile every template now rather than for the first mail that needs it."""
+    for name in environment().list_templates():
+        environment(html=name.endswith(".html")).get_template(name)
+
+
 def render(template: str, **context: Any) -> str:
     return environment().get_template(template).render(**context)
 

@@ -17,7 +17,7 @@ from email.message import EmailMessage
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
-from sqlalchemy.orm import Session, make_transient_to_detached, sessionmaker
+from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
 
 from .commands.account import RELAY_SUBJECT, answer_message, confirm_by_reply, relay_reply_note
@@ -32,7 +32,7 @@ from .mail.outbound import Mail, bounced_reply, queue_mails
 from .mail.errors import ErrorReplies, no_command
 from .mail.text import relay_safe
 from .mail.parse import CommandLine, recipients, reply_move, strip_subject
-from .render import render
+from .render import compile_templates, render
 from .play import current_state, engine_of
 from .replyto import token_seat
 from .store.models import Inbound
@@ -53,6 +53,7 @@ class Worker:
     def __init__(self, sessions: sessionmaker[Session], config: Config):
         self.sessions = sessions
         self.config = config
+        self.warm = False  # whether this process's one-off work is done (warm_up)
 
     def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
@@ -66,6 +67,8 @@ class Worker:
         while pending and not stop():
             group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:GROUP])]
             group, seen = (group, 0) if group else ([pending[0][0]], pending[0][1])
+            if seen and not self.warm:
+                self.warm_up()
             pending = pending[len(group):]
             started = self.start(group, seen)
             if len(started) > 1:
@@ -74,6 +77,16 @@ class Worker:
                 self.play(started[0])
             done += len(started)
         return done
+
+    def warm_up(self) -> None:
+        """Do this process's one-off work before a mail begun before (by a process that
+        died) is counted again: configuring the mappers and compiling the templates
+        cost a fresh process about 25 mails' time, and a process killed again during
+        them (a restart loop, a supervisor's timeout) must not count that against the
+        mail and set an innocent one aside."""
+        configure_mappers()
+        compile_templates()
+        self.warm = True
 
     def play_together(self, group: list[int]) -> None:
         """Play mails one after another in one transaction (one commit, one disk sync for

@@ -8,12 +8,12 @@ import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import event, select
+from sqlalchemy import event, select, update
 
 from conftest import Died, die_on, make_mail
 from pbmserv.store.models import Inbound
 from pbmserv.store.queue import enqueue
-from pbmserv.worker import SET_ASIDE, Handler
+from pbmserv.worker import SET_ASIDE, Handler, Worker
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
 
@@ -101,3 +101,32 @@ def test_a_mail_that_kills_the_process_in_a_group_is_set_aside_alone(server, mon
     assert found[poison] == ("failed", 3, SET_ASIDE)
     assert found[before][0] == found[after][0] == "done" and found[before][1] <= 2 and found[after][1] <= 3
     assert sorted(r.subject for r in answered) == ["pbmserv help", "pbmserv list"]  # each once
+
+
+def test_a_mail_begun_before_is_counted_again_only_after_the_process_is_warm(server, monkeypatch):
+    """A fresh process's first mail costs it about 25 mails' time (templates, mappers);
+    a process killed again during that time must not count it against a mail begun by
+    the process that died, or a restart loop sets an innocent mail aside."""
+    server.signup("alice", "bob")
+    warm_up = Worker.warm_up
+    seen = []
+
+    def watched(self):
+        seen.append(dict(statuses(server)))
+        warm_up(self)
+    monkeypatch.setattr(Worker, "warm_up", watched)
+    queue(server, ALICE, "help")
+    server.collect(server.worker.run_pending)
+    assert seen == []  # never begun: nothing to protect
+    crashed = queue(server, BOB, "help")
+    with server.sessions.begin() as session:
+        session.execute(update(Inbound).where(Inbound.message_id == crashed).values(attempts=1))
+    replies = server.collect(server.worker.run_pending)
+    assert [found[crashed] for found in seen] == [("queued", 1, "")]  # warmed before this start
+    assert statuses(server)[crashed] == ("done", 2, "")
+    assert [(r.subject, r.to) for r in replies] == [("pbmserv help", [BOB])]
+    again = queue(server, ALICE, "list")
+    with server.sessions.begin() as session:
+        session.execute(update(Inbound).where(Inbound.message_id == again).values(attempts=1))
+    server.collect(server.worker.run_pending)
+    assert len(seen) == 1  # once a process
