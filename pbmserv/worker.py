@@ -46,7 +46,7 @@ RETRIES = 3  # attempts for a mail that lost a race with another writer
 MAX_STARTS = 3  # a mail whose processing was begun this often without finishing is set aside
 MAX_TAGGED = 100  # recipient addresses looked at for a tag
 SET_ASIDE = "set aside: started 3 times, never finished (the process died each time)"
-GROUP = 20  # waiting mails played in one transaction
+GROUP = 20  # waiting mails played in one transaction, on SQLite (see Worker.group)
 
 
 class Worker:
@@ -54,6 +54,12 @@ class Worker:
         self.sessions = sessions
         self.config = config
         self.warm = False  # whether this process's one-off work is done (warm_up)
+        # Groups only where the database plays one transaction at a time (SQLite's
+        # write lock). On PostgreSQL several workers play at once, and a group would
+        # let a mail overtake one up to a group's length before it in another worker's
+        # hands (a move before the move it follows): there one mail a transaction, as
+        # before groups, which keeps the workers close to the order of arrival.
+        self.group = GROUP if sessions.kw["bind"].dialect.name == "sqlite" else 1
 
     def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
@@ -65,7 +71,7 @@ class Worker:
             pending = queued_inbound(session)
         done = 0
         while pending and not stop():
-            group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:GROUP])]
+            group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:self.group])]
             group, seen = (group, 0) if group else ([pending[0][0]], pending[0][1])
             if seen and not self.warm:
                 self.warm_up()
