@@ -64,9 +64,9 @@ class Worker:
     def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
         two groups of mails; the number processed. Mails never begun are played in
-        groups (on SQLite: `self.group`); a mail begun before did not finish (the process died on it or on another
-        mail of its group), so it is played alone: only a mail that kills the process
-        is ever set aside."""
+        groups (on SQLite: `self.group`); a mail begun before did not finish (the
+        process died on it or on another mail of its group), so it is played alone:
+        only a mail that kills the process is ever set aside."""
         with self.sessions() as session:
             pending = queued_inbound(session)
         done = 0
