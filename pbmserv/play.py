@@ -321,10 +321,12 @@ class Board:
 
 def show_board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
                comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
-               hypothetical: bool = False) -> Board:
+               hypothetical: bool = False, drawn: dict[str, Board] | None = None) -> Board:
     """A board mail's board as seat `viewer` (None: the public) sees it at `now`.
     A `hypothetical` position (a preview) shows no deadlines nor next move: they are
-    the real board's."""
+    the real board's. `drawn` keeps the boards drawn for other readers of the same
+    position: one whose view and words are the same is not drawn again (nothing is
+    hidden in most games, and observers share the public view)."""
     game = engine_of(record)
     players = names(record)
     # the last few moves while the game runs; once it is over, the whole game
@@ -338,7 +340,13 @@ def show_board(config: Config, record: GameRecord, state: State, viewer: int | N
         title=game.title, board=record.board, status=status_line(record, state), note=note,
         deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
         names=players, rows=rows, width=width, comments=[(who, text) for who, text in comments if text.strip()])
-    return Board(render("board.txt", **context, drawing=render_board(game, view, players)), context, game, view)
+    key = repr((view, context))
+    if drawn is not None and key in drawn:
+        return drawn[key]
+    board = Board(render("board.txt", **context, drawing=render_board(game, view, players)), context, game, view)
+    if drawn is not None:
+        drawn[key] = board
+    return board
 
 
 SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
@@ -383,14 +391,14 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
     readers += [(None, sub.user.emails, sub.user) for sub in record.subscriptions
                 if sub.user_id not in players and not sub.user.disabled
                 and (always or wants_mail(sub.user, False, record))]
-    mails = []
+    mails, drawn = [], {}
     for viewer, to, reader in readers:
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
         reply_to = reply_address(config, record, viewer) if viewer is not None else None
         own = "\n".join(line for line in (note, (notes or {}).get(viewer, "")) if line)
-        drawn = show_board(config, record, state, viewer, now, shown, note=own)
-        mails.append(Mail(to, marked, drawn.text, reply_to, [drawn], html=reader.html))
+        board = show_board(config, record, state, viewer, now, shown, note=own, drawn=drawn)
+        mails.append(Mail(to, marked, board.text, reply_to, [board], html=reader.html))
     return mails
 
 

@@ -165,14 +165,16 @@ def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
         return gap
 
 
+EARLIEST_DUE = select(  # built once: building and keying it cost more than running it
+    select(GameRecord.due_at).where(GameRecord.status == "active", GameRecord.due_at.is_not(None))
+    .order_by(GameRecord.due_at).limit(1).scalar_subquery(),
+    select(User.digest_due).where(User.digest_due.is_not(None)).order_by(User.digest_due).limit(1).scalar_subquery(),
+    select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1).scalar_subquery())
+
+
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
     """When the next deadline of any active game, the next digest or the first
     expiry of an open seek falls due (for `serve` to sleep until), in one statement."""
-    board = (select(GameRecord.due_at).where(GameRecord.status == "active", GameRecord.due_at.is_not(None))
-             .order_by(GameRecord.due_at).limit(1).scalar_subquery())
-    digest = (select(User.digest_due).where(User.digest_due.is_not(None))
-              .order_by(User.digest_due).limit(1).scalar_subquery())
-    seek = select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1).scalar_subquery()
     with sessions() as session:
-        found = session.execute(select(board, digest, seek)).one()
+        found = session.execute(EARLIEST_DUE).one()
     return min((moment for moment in found if moment is not None), default=None)

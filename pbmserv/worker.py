@@ -15,7 +15,7 @@ from itertools import takewhile
 from collections.abc import Callable
 from email.message import EmailMessage
 
-from sqlalchemy import select, update
+from sqlalchemy import bindparam, select, update
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlalchemy.orm import Session, configure_mappers, make_transient_to_detached, sessionmaker
 from sqlalchemy.orm.exc import StaleDataError
@@ -135,10 +135,8 @@ class Worker:
         another worker began meanwhile is its (several workers on PostgreSQL), and must
         not be counted twice for one start."""
         with self.sessions.begin() as session:
-            started = {inbound_id: starts for inbound_id, starts in session.execute(
-                update(Inbound).where(Inbound.id.in_(startable(inbound_ids, seen)))
-                .values(attempts=Inbound.attempts + 1).returning(Inbound.id, Inbound.attempts)
-                .execution_options(synchronize_session=False))}
+            started = {inbound_id: starts for inbound_id, starts in
+                       session.execute(START, {"ids": inbound_ids, "seen": seen})}
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
             if dying:
                 log.error("mails %s %s", dying, SET_ASIDE)
@@ -157,14 +155,23 @@ class Worker:
             row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
 
 
-def startable(inbound_ids: list[int], seen: int):
-    """The ids of these mails still queued, begun `seen` times, that no other worker
-    holds (on PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer
-    out); locked. The start count is checked here, not beside: a mail another worker
-    has just started would be locked by this start and not counted."""
-    return (select(Inbound.id).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued",
-                                     Inbound.attempts == seen)
-            .with_for_update(skip_locked=True))
+# The worker's statements on the queue, built once: building and keying a statement
+# costs about as much as running it. Parameters: `ids`, the mails; `seen`, their starts.
+IDS = bindparam("ids", expanding=True)
+# The mails of `ids` still queued, begun `seen` times, that no other worker holds (on
+# PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer out), locked.
+# The start count is checked here, not beside: a mail another worker has just started
+# would be locked by this start and not counted.
+STARTABLE = (select(Inbound.id).where(Inbound.id.in_(IDS), Inbound.status == "queued",
+                                      Inbound.attempts == bindparam("seen"))
+             .with_for_update(skip_locked=True))
+START = (update(Inbound).where(Inbound.id.in_(STARTABLE)).values(attempts=Inbound.attempts + 1)
+         .returning(Inbound.id, Inbound.attempts).execution_options(synchronize_session=False))
+CLAIM = (update(Inbound).where(Inbound.id.in_(IDS), Inbound.status == "queued")
+         .values(status="done", processed_at=Inbound.received_at)
+         .returning(Inbound.id, Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at,
+                    Inbound.error, Inbound.attempts, Inbound.masked)
+         .execution_options(synchronize_session=False))
 
 
 def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
@@ -178,12 +185,7 @@ def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
     leave a mail started, queued and never played when another worker's start had
     locked it for that moment. Locked until the transaction ends: another worker's
     start skips them meanwhile."""
-    found = session.execute(
-        update(Inbound).where(Inbound.id.in_(inbound_ids), Inbound.status == "queued")
-        .values(status="done", processed_at=Inbound.received_at)
-        .returning(Inbound.id, Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at,
-                   Inbound.error, Inbound.attempts, Inbound.masked)
-        .execution_options(synchronize_session=False)).all()
+    found = session.execute(CLAIM, {"ids": inbound_ids}).all()
     rows = []
     for values in sorted(found, key=lambda values: values.id):
         row = Inbound(status="done", processed_at=values.received_at, **values._asdict())

@@ -22,7 +22,7 @@ from email.header import Header
 from email.message import Message
 from pathlib import Path
 
-from sqlalchemy import false, insert, select, update
+from sqlalchemy import bindparam, false, insert, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
@@ -73,7 +73,14 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
                          status="queued", attempts=0, error="", created_at=now))
     if rows:  # one statement for them all
-        session.execute(insert(Outbound), rows)
+        session.execute(QUEUE_REPLIES, rows)
+
+
+# Statements of every board mail, built once: building and keying a statement costs
+# about as much as running it.
+PLAIN_READERS = select(Address.address_key).join(User).where(
+    User.html == false(), Address.address_key.in_(bindparam("addresses", expanding=True)))
+QUEUE_REPLIES = insert(Outbound)
 
 
 def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
@@ -81,8 +88,7 @@ def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
     addresses = {address.lower() for mail in mails for address in mail.to}
     if not addresses:
         return set()
-    return set(session.scalars(select(Address.address_key).join(User).where(
-        User.html == false(), Address.address_key.in_(addresses))))
+    return set(session.scalars(PLAIN_READERS, {"addresses": list(addresses)}))
 
 
 def html_body(config: Config, mail: Mail) -> str:
@@ -344,6 +350,10 @@ def deliver_all(transport, replies: list[tuple[list[str], bytes, str, str]]) -> 
     return failures
 
 
+MARK_SENT = (update(Outbound).where(Outbound.id.in_(bindparam("ids", expanding=True)))  # built once
+             .values(status="sent", attempts=Outbound.attempts + 1).execution_options(synchronize_session=False))
+
+
 def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
     """Mark delivered replies sent (in one statement); those that failed for a reason
     retrying may cure (an OSError: connections, timeouts, the relay's 4xx) for a retry,
@@ -351,9 +361,7 @@ def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
     it with `pbmserv queue retry`); the number delivered."""
     sent = [row_id for row_id, _recipients, _message_id, failure in outcomes if failure is None]
     if sent:
-        session.execute(update(Outbound).where(Outbound.id.in_(sent))
-                        .values(status="sent", attempts=Outbound.attempts + 1)
-                        .execution_options(synchronize_session=False))
+        session.execute(MARK_SENT, {"ids": sent})
     for row_id, recipients, message_id, failure in outcomes:
         if failure is None:
             continue

@@ -58,14 +58,18 @@ def play_robots(sessions: sessionmaker[Session], config: Config, now: datetime,
     return played
 
 
+# built once: asked after every mail, and building and keying it cost more than running it
+LONGEST_WAITING = (select(GameRecord).where(GameRecord.robot_turn, GameRecord.status == "active")
+                   .order_by(GameRecord.updated_at, GameRecord.id).limit(1))
+
+
 def think(sessions: sessionmaker[Session]) -> tuple[int, int, int, str | None] | None:
     """The first board that waits for a robot (the longest waiting first), and the
     move of its robot: (board id, moves logged when it thought, seat, move; None
     if the robot found none)."""
     with sessions() as session:
         while True:
-            record = session.scalar(select(GameRecord).where(GameRecord.robot_turn, GameRecord.status == "active")
-                                    .order_by(GameRecord.updated_at, GameRecord.id).limit(1))
+            record = session.scalar(LONGEST_WAITING)
             if record is None:
                 return None
             state = current_state(record)

@@ -7,7 +7,7 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -61,12 +61,26 @@ def message_keys(raw: bytes) -> Keys:
     return bare, _fit(f"{message_id} {sender}"), sender
 
 
+# The queue's statements that every mail runs, built once: building and keying a
+# statement costs about as much as running it.
+STORED_UNDER = select(Inbound.id, Inbound.message_id, Inbound.raw).where(
+    Inbound.message_id.in_(bindparam("keys", expanding=True)))
+STORE = {name: insert(Inbound).values(
+    message_id=bindparam("message_id"), raw=bindparam("raw"), envelope_from=bindparam("envelope_from"),
+    received_at=bindparam("received_at"), status="queued", error="", attempts=0, masked=False)
+    .on_conflict_do_nothing(index_elements=["message_id"]).returning(Inbound.id)
+    for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
+QUEUED_INBOUND = select(Inbound.id, Inbound.attempts).where(Inbound.status == "queued").order_by(Inbound.id)
+QUEUED_OUTBOUND = (select(Outbound).where(Outbound.status == "queued", Outbound.next_attempt_at.is_(None)
+                                          | (Outbound.next_attempt_at <= bindparam("now", type_=Outbound.created_at.type)))
+                   .order_by(Outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
+
+
 def stored_copy(session: Session, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
     bare, own, sender = keys or message_keys(raw)
-    rows = session.execute(select(Inbound.id, Inbound.message_id, Inbound.raw)
-                           .where(Inbound.message_id.in_([key for key in (bare, own) if key]))).all()
+    rows = session.execute(STORED_UNDER, {"keys": [key for key in (bare, own) if key]}).all()
     for row_id, key, stored in rows:
         if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
             return row_id, own
@@ -90,15 +104,13 @@ def enqueue_many(sessions: sessionmaker[Session],
 def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None,
            keys: Keys | None) -> tuple[int, bool]:
     keys = keys or message_keys(raw)
-    insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    store = STORE[session.get_bind().dialect.name]
     for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
         existing, key = stored_copy(session, raw, keys)
         if existing is not None:
             return existing, False
-        stored = session.scalar(insert(Inbound).values(
-            message_id=key, raw=raw, envelope_from=envelope_from, received_at=received_at, status="queued",
-            error="", attempts=0, masked=False).on_conflict_do_nothing(index_elements=["message_id"])
-            .returning(Inbound.id))
+        stored = session.scalar(store, dict(message_id=key, raw=raw, envelope_from=envelope_from,
+                                            received_at=received_at))
         if stored is not None:
             return stored, True
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
@@ -106,17 +118,13 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
 
 def queued_inbound(session: Session) -> list[tuple[int, int]]:
     """Waiting mail in arrival order: (id, times a worker began on it)."""
-    return [tuple(row) for row in session.execute(
-        select(Inbound.id, Inbound.attempts).where(Inbound.status == "queued").order_by(Inbound.id))]
+    return [tuple(row) for row in session.execute(QUEUED_INBOUND)]
 
 
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Outbound]:
     """Replies due at `now`, oldest first, claimed: on PostgreSQL they stay locked until
     `session`'s transaction ends, and another sender skips them meanwhile."""
-    return list(session.scalars(
-        select(Outbound).where(Outbound.status == "queued",
-                               Outbound.next_attempt_at.is_(None) | (Outbound.next_attempt_at <= now))
-        .order_by(Outbound.id).limit(limit).with_for_update(skip_locked=True)))
+    return list(session.scalars(QUEUED_OUTBOUND, {"now": now, "limit": limit}))
 
 
 def retry_later(row: Outbound, now: datetime, error: str) -> None:

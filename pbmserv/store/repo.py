@@ -8,7 +8,7 @@ from functools import cache
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from sqlalchemy import func, select, update
+from sqlalchemy import bindparam, func, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, joinedload
 
@@ -54,14 +54,22 @@ class SenderFacts:
     wrong_passwords: int  # sent from the sender's address in the last PASSWORD_WINDOW
 
 
+# Statements every mail runs, built once: building and keying a statement costs about
+# as much as running it.
+SENDER_FACTS = select(
+    select(Address.id).where(Address.address_key == bindparam("reply_to"), Address.confirmed).exists(),
+    select(Address.id).where(Address.address_key == bindparam("sender"), Address.failures > 0).exists(),
+    select(func.count(RateEvent.id)).where(RateEvent.kind == "wrong-password", RateEvent.key == bindparam("key"),
+                                          RateEvent.at > bindparam("since", type_=RateEvent.at.type))
+    .scalar_subquery())
+CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("address"), Address.failures > 0)
+                 .values(failures=0).execution_options(synchronize_session="fetch"))
+
+
 def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
     """The facts of `SenderFacts` in one statement."""
-    registered = select(Address.id).where(Address.address_key == reply_to.lower(), Address.confirmed).exists()
-    bouncing = select(Address.id).where(Address.address_key == sender.lower(), Address.failures > 0).exists()
-    wrong = select(func.count(RateEvent.id)).where(
-        RateEvent.kind == "wrong-password", RateEvent.key == f"address:{sender.lower()}",
-        RateEvent.at > now - PASSWORD_WINDOW).scalar_subquery()
-    found = session.execute(select(registered, bouncing, wrong)).one()
+    found = session.execute(SENDER_FACTS, dict(reply_to=reply_to.lower(), sender=sender.lower(),
+                                               key=f"address:{sender.lower()}", since=now - PASSWORD_WINDOW)).one()
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
 
@@ -73,9 +81,14 @@ def with_players():
                                                                      joinedload(User.vacations))
 
 
+@cache  # built at the first use, after the mappers are configured
+def board_with_players():
+    return (select(GameRecord).where(GameRecord.game_type == bindparam("game_type"),
+                                     GameRecord.board == bindparam("board")).options(with_players()))
+
+
 def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:
-    return session.scalars(select(GameRecord).where(GameRecord.game_type == game_type, GameRecord.board == board)
-                           .options(with_players())).unique().one_or_none()
+    return session.scalars(board_with_players(), {"game_type": game_type, "board": board}).unique().one_or_none()
 
 
 def game_by_id(session: Session, game_id: int) -> GameRecord | None:
@@ -148,5 +161,4 @@ def count_bounces(session: Session, addresses: list[str]) -> None:
 def clear_bounces(session: Session, address: str) -> None:
     """The address works again (it just wrote): its failed deliveries are forgotten.
     One UPDATE, run for every mail, that touches no row in the common case."""
-    session.execute(update(Address).where(Address.address_key == address.lower(), Address.failures > 0)
-                    .values(failures=0).execution_options(synchronize_session="fetch"))
+    session.execute(CLEAR_BOUNCES, {"address": address.lower()})

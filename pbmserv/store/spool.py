@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 
-from sqlalchemy import Column, DateTime, Integer, LargeBinary, MetaData, String, Table, delete, func, select
+from sqlalchemy import bindparam, Column, DateTime, Integer, LargeBinary, MetaData, String, Table, delete, func, select
 from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
@@ -39,6 +39,11 @@ spooled = Table(
     Column("envelope_from", String),
     Column("received_at", DateTime, nullable=False),
 )
+
+# built once: building and keying a statement costs about as much as running it
+KEEP = insert(spooled).on_conflict_do_nothing()
+OLDEST = select(spooled).order_by(spooled.c.id).limit(BATCH)
+MOVED = delete(spooled).where(spooled.c.id.in_(bindparam("ids", expanding=True)))
 
 
 def spool_path(spool: str, database_url: str) -> Path | None:
@@ -101,8 +106,7 @@ class Spool:
             batch, self.pending = self.pending, []
         try:
             with self.engine.begin() as connection:
-                kept = [connection.execute(insert(spooled).on_conflict_do_nothing().values(**mail.values)).rowcount == 1
-                        for mail in batch]
+                kept = [connection.execute(KEEP, mail.values).rowcount == 1 for mail in batch]
         except Exception as error:  # noqa: BLE001 - each waiting mail is answered 451
             for mail in batch:
                 mail.error = error
@@ -113,13 +117,13 @@ class Spool:
     def move(self, sessions: sessionmaker[Session]) -> int:
         """Move the oldest spooled mails (a batch) into the inbound queue; how many."""
         with self.engine.connect() as connection:
-            rows = connection.execute(select(spooled).order_by(spooled.c.id).limit(BATCH)).all()
+            rows = connection.execute(OLDEST).all()
         if not rows:
             return 0
         enqueue_many(sessions, [(row.raw, row.received_at, row.envelope_from, (row.bare, row.key, row.sender))
                                 for row in rows])
         with self.engine.begin() as connection:
-            connection.execute(delete(spooled).where(spooled.c.id.in_([row.id for row in rows])))
+            connection.execute(MOVED, {"ids": [row.id for row in rows]})
         return len(rows)
 
     def waiting(self) -> int:
