@@ -155,23 +155,25 @@ class Worker:
             row.processed_at = row.processed_at or row.received_at  # its secrets get masked in time
 
 
-# The worker's statements on the queue, built once: building and keying a statement
-# costs about as much as running it. Parameters: `ids`, the mails; `seen`, their starts.
+# The worker's statements on the queue, built once (building and keying a statement
+# costs about as much as running it), on the table itself (the ORM's bulk paths cost
+# as much again, and these write no object the session holds). Parameters: `ids`, the
+# mails; `seen`, their starts.
 IDS = bindparam("ids", expanding=True)
+inbound = Inbound.__table__.c
 # The mails of `ids` still queued, begun `seen` times, that no other worker holds (on
 # PostgreSQL; SQLite's BEGIN IMMEDIATE already keeps every other writer out), locked.
 # The start count is checked here, not beside: a mail another worker has just started
 # would be locked by this start and not counted.
-STARTABLE = (select(Inbound.id).where(Inbound.id.in_(IDS), Inbound.status == "queued",
-                                      Inbound.attempts == bindparam("seen"))
+STARTABLE = (select(inbound.id).where(inbound.id.in_(IDS), inbound.status == "queued",
+                                      inbound.attempts == bindparam("seen"))
              .with_for_update(skip_locked=True))
-START = (update(Inbound).where(Inbound.id.in_(STARTABLE)).values(attempts=Inbound.attempts + 1)
-         .returning(Inbound.id, Inbound.attempts).execution_options(synchronize_session=False))
-CLAIM = (update(Inbound).where(Inbound.id.in_(IDS), Inbound.status == "queued")
-         .values(status="done", processed_at=Inbound.received_at)
-         .returning(Inbound.id, Inbound.message_id, Inbound.raw, Inbound.envelope_from, Inbound.received_at,
-                    Inbound.error, Inbound.attempts, Inbound.masked)
-         .execution_options(synchronize_session=False))
+START = (update(Inbound.__table__).where(inbound.id.in_(STARTABLE)).values(attempts=inbound.attempts + 1)
+         .returning(inbound.id, inbound.attempts))
+CLAIM = (update(Inbound.__table__).where(inbound.id.in_(IDS), inbound.status == "queued")
+         .values(status="done", processed_at=inbound.received_at)
+         .returning(inbound.id, inbound.message_id, inbound.raw, inbound.envelope_from, inbound.received_at,
+                    inbound.error, inbound.attempts, inbound.masked))
 
 
 def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
