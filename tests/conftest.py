@@ -274,11 +274,43 @@ def postgresql_template() -> str:
     return _template[0]
 
 
+_sqlite_template: list[Path] = []
+
+
+def sqlite_template() -> Path:
+    """A SQLite file migrated to the newest schema, made once per test process (and
+    removed when it ends); the test databases are copies of it: migrating each one
+    took half the time of the command tests."""
+    if not _sqlite_template:
+        import atexit
+
+        from pbmserv.store.db import make_engine, migrate
+        directory = tempfile.mkdtemp(prefix="pbmserv-template-", dir=FAST_DIR)
+        atexit.register(shutil.rmtree, directory, ignore_errors=True)
+        path = Path(directory) / "template.db"
+        engine = make_engine(f"sqlite:///{path}", durable=False)
+        migrate(engine)
+        engine.dispose()
+        _sqlite_template.append(path)
+    return _sqlite_template[0]
+
+
+def copy_sqlite(source: Path, target: Path) -> None:
+    """A consistent copy, by SQLite's own backup (whatever its write-ahead log holds)."""
+    import sqlite3
+    source_db, target_db = sqlite3.connect(source), sqlite3.connect(target)
+    try:
+        source_db.backup(target_db)
+    finally:
+        source_db.close()
+        target_db.close()
+
+
 class Databases:
-    """Fresh, empty databases for tests, and their removal afterwards: SQLite files
+    """Fresh databases for tests, migrated, and their removal afterwards: SQLite files
     in /dev/shm where there is one (the same server, without the disk syncs that
     would make the command tests slow), or databases made on the PostgreSQL server
-    TEST_DATABASE_URL names."""
+    TEST_DATABASE_URL names; each a copy of a template migrated once."""
 
     def __init__(self, backend: str):
         self.backend = backend
@@ -289,6 +321,7 @@ class Databases:
         if self.backend == "sqlite":
             directory = tempfile.mkdtemp(prefix="pbmserv-test-", dir=FAST_DIR)
             self.made.append(directory)
+            copy_sqlite(sqlite_template(), Path(directory) / "test.db")
             return f"sqlite:///{directory}/test.db"
         from sqlalchemy import create_engine, text
         name = f"pbmserv_test_{os.getpid()}_{len(self.made)}_{os.urandom(3).hex()}"
