@@ -62,7 +62,7 @@ SENDER_FACTS = select(
     select(func.count(RateEvent.id)).where(RateEvent.kind == "wrong-password", RateEvent.key == bindparam("key"),
                                           RateEvent.at > bindparam("since", type_=RateEvent.at.type))
     .scalar_subquery())
-CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("address"), Address.failures > 0)
+CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("bounced"), Address.failures > 0)
                  .values(failures=0).execution_options(synchronize_session="fetch"))
 
 
@@ -161,4 +161,4 @@ def count_bounces(session: Session, addresses: list[str]) -> None:
 def clear_bounces(session: Session, address: str) -> None:
     """The address works again (it just wrote): its failed deliveries are forgotten.
     One UPDATE, run for every mail, that touches no row in the common case."""
-    session.execute(CLEAR_BOUNCES, {"address": address.lower()})
+    session.execute(CLEAR_BOUNCES, {"bounced": address.lower()})
