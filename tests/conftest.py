@@ -167,6 +167,8 @@ class Server:
                     "outbound": {"transport": "memory"}}
         for section, keys in overrides.items():
             sections.setdefault(section, {}).update(keys)
+        if "database" not in overrides and not (tmp_path / "test.db").exists():
+            copy_sqlite(sqlite_template(), tmp_path / "test.db")  # migrated once per process
         self.config = load_config(environ={}).with_overrides(**sections)
         self.sessions = open_database(self.config.database.url)
         with self.sessions.begin() as session:  # as replay does: tokens and salts repeat
