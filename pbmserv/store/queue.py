@@ -73,8 +73,9 @@ STORE = {name: insert(Inbound.__table__).values(
     .on_conflict_do_nothing(index_elements=["message_id"]).returning(inbound.id)
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
 QUEUED_INBOUND = select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id)
-QUEUED_OUTBOUND = (select(Outbound).where(Outbound.status == "queued", Outbound.next_attempt_at.is_(None)
-                                          | (Outbound.next_attempt_at <= bindparam("now", type_=Outbound.created_at.type)))
+DUE = bindparam("now", type_=Outbound.next_attempt_at.type)
+QUEUED_OUTBOUND = (select(Outbound).where(Outbound.status == "queued",
+                                          Outbound.next_attempt_at.is_(None) | (Outbound.next_attempt_at <= DUE))
                    .order_by(Outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
 
 
