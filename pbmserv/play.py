@@ -340,13 +340,12 @@ def show_board(config: Config, record: GameRecord, state: State, viewer: int | N
         title=game.title, board=record.board, status=status_line(record, state), note=note,
         deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
         names=players, rows=rows, width=width, comments=[(who, text) for who, text in comments if text.strip()])
+    drawn = {} if drawn is None else drawn
     key = repr((view, context))
-    if drawn is not None and key in drawn:
-        return drawn[key]
-    board = Board(render("board.txt", **context, drawing=render_board(game, view, players)), context, game, view)
-    if drawn is not None:
-        drawn[key] = board
-    return board
+    if key not in drawn:
+        text = render("board.txt", **context, drawing=render_board(game, view, players))
+        drawn[key] = Board(text, context, game, view)
+    return drawn[key]
 
 
 SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
