@@ -20,13 +20,17 @@ TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
 def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of a process so far; 0 if it cannot be read (gone, or
-    not on this machine)."""
+    """User + system CPU seconds so far of a process and its live children (`serve`
+    runs its worker in a process of its own); 0 if it cannot be read (gone, or not on
+    this machine)."""
     try:
         fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+        children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+                    for child in (task / "children").read_text().split()]
     except OSError:
         return 0.0
-    return (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
+    own = (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
+    return own + sum(cpu_seconds(child) for child in children)
 
 
 @dataclass

@@ -4,7 +4,6 @@ otherwise prints one clear line on standard error and exits non-zero."""
 from __future__ import annotations
 
 import argparse
-import asyncio
 import email.policy
 import email.utils
 import getpass
@@ -32,7 +31,7 @@ from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .robots.turns import play_robots
 from .scheduler import earliest_due, keep_alive, run_due
 from .passwords import hash_password
-from .server import ROLES, Server, utcnow
+from .server import ROLES, serve, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Address, Inbound, User
 from .store.repo import find_user
@@ -183,7 +182,6 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     roles = ROLES if "all" in asked else tuple(role for role in ROLES if role in asked)
     sessions = open_database(config.database.url, config.database.busy_timeout)
     sys.setswitchinterval(SWITCH_SECONDS)
-    server = Server(config, sessions, roles=roles)
     where = (f"the Maildir {config.outbound.maildir}/" if config.outbound.transport == "maildir"
              else f"{config.outbound.transport} ({config.outbound.relay_host}:{config.outbound.relay_port})"
              if config.outbound.transport == "smtp" else "memory")
@@ -191,10 +189,9 @@ def cmd_serve(args: argparse.Namespace, config: Config) -> int:
     print(f"pbmserv: mail for {config.server.address} {listening}; database {shown_url(config.database.url)}; "
           f"replies to {where}; roles: {', '.join(roles)}. Stop with Ctrl-C.", flush=True)
     try:
-        asyncio.run(server.run())
+        return serve(config, sessions, roles)
     except OSError as error:
         raise ServeError(f"cannot listen on {config.smtp.host}:{config.smtp.port}: {error.strerror or error}") from None
-    return 0
 
 
 def cmd_deliver(args: argparse.Namespace, config: Config) -> int:

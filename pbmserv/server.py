@@ -1,18 +1,20 @@
-"""`pbmserv serve`: the SMTP listener, the worker, the scheduler and the sender in one
-asyncio loop.
+"""`pbmserv serve`: the SMTP listener, the worker, the scheduler, the robots and the
+sender, each an asyncio task of a `Server`.
 
-The listener only stores mail (in its spool, moved into the inbound queue in batches)
-and wakes the worker; the worker, the scheduler and the
-sender do their blocking database and network work in threads, one batch at a time, so
-the loop stays free to answer SMTP. Mail stored by another process (`pbmserv deliver`)
-is noticed by a light poll. A process may take only some of these roles (`--role`),
-with other processes on the same database taking the rest.
+The listener only stores mail (in its spool, which the worker's side moves into the
+inbound queue in batches) and wakes the worker; the other roles do their blocking
+database and network work in threads, one batch at a time. Mail stored by another
+process (`pbmserv deliver`) is noticed by a light poll. A process may take only some
+of these roles (`--role`), with other processes on the same database taking the rest;
+`serve` itself runs the listener in a process of its own beside the other roles
+(`serve`, below), so that a `250` never waits for the worker's Python.
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import signal
 from datetime import datetime, timezone
 
@@ -32,6 +34,7 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0  # how soon mail stored by another process is noticed
 RETRY_SECONDS = 30.0  # how often deferred replies are looked at again
 DRAIN_SECONDS = 30.0  # how long shutdown waits for a transaction in hand
+WORKER_NICENESS = 10  # the worker's process yields the CPU to the listener's: a 250 is awaited, a board mail is not
 
 
 def utcnow() -> datetime:
@@ -62,7 +65,7 @@ class Server:
         self.sessions = sessions
         self.transport = transport or make_transport(config)
         self.worker = Worker(sessions, config)
-        path = spool_path(config.smtp.spool, config.database.url) if "smtp" in roles else None
+        path = spool_path(config.smtp.spool, config.database.url) if {"smtp", "worker"} & set(roles) else None
         self.spool = Spool(path, config.database.url, config.database.busy_timeout) if path else None
         self.handler = InboundHandler(self.spool.store if self.spool else self.enqueue, config.server.address,
                                       self.spooled.set if self.spool else self.wake_worker,
@@ -107,14 +110,14 @@ class Server:
         self.send.set()
         self.spooled.set()
         loops = {role: asyncio.create_task(run()) for role, run in
-                 (("smtp", self.spool_loop), ("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
+                 (("spool", self.spool_loop), ("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
                   ("sender", self.send_loop))
-                 if role in self.roles}
+                 if role in self.roles or role == "spool" and "worker" in self.roles}
         await self.stopping.wait()
         if listener is not None:
             listener.close()
             await self.drain()
-        for role, event in (("smtp", self.spooled), ("worker", None), ("scheduler", self.schedule), ("robots", self.robots),
+        for role, event in (("spool", self.spooled), ("worker", None), ("scheduler", self.schedule), ("robots", self.robots),
                             ("sender", self.send)):
             if role in loops:  # in this order: what the worker queues last still goes out
                 if event is not None:
@@ -135,9 +138,9 @@ class Server:
                 connection.transport.close()
 
     async def spool_loop(self) -> None:
-        """Move spooled mail into the inbound queue as it comes (and what a previous run
-        left), a batch at a time, waking the worker after each; the last pass runs once
-        the listener is closed."""
+        """The worker's side: move spooled mail into the inbound queue as it comes (and
+        what a previous run left), a batch at a time, waking the worker after each; the
+        last pass runs once the listener is closed."""
         if self.spool is None:
             return
         while True:
@@ -223,3 +226,102 @@ class Server:
             await asyncio.to_thread(deliver_queued, self.sessions, self.transport, utcnow())
         except Exception:  # noqa: BLE001 - the replies stay queued for the next pass
             log.exception("delivering replies failed; they stay queued")
+
+
+def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...] = ROLES) -> int:
+    """Run `roles` until SIGTERM or SIGINT; the exit status. The listener and the other
+    roles, when asked together, run in two processes (where the system can fork): in
+    one they shared an interpreter lock, and acceptance ran at the worker's pace. The
+    listener wakes the other process through a pipe for every stored mail; its end of
+    the pipe closing (a shutdown, or the listener's death) stops that process too, and
+    the listener stops if the other process ends."""
+    rest = tuple(role for role in roles if role != "smtp")
+    if "smtp" not in roles or not rest or not hasattr(os, "fork"):
+        asyncio.run(Server(config, sessions, roles=roles).run())
+        return 0
+    sessions.kw["bind"].dispose()  # no connection crosses the fork
+    wake_read, wake_write = os.pipe()
+    parent = os.getpid()
+    pid = os.fork()
+    if pid == 0:  # the worker's side, once the listener listens (its first byte)
+        os.close(wake_write)
+        code = 1
+        try:
+            die_with_parent(parent)
+            if not os.read(wake_read, 1):  # it never did: its error is the only one said
+                os._exit(0)
+            os.nice(WORKER_NICENESS)
+            server = Server(config, sessions, roles=rest)
+            asyncio.run(_woken_by_listener(server, wake_read))
+            code = 0
+        except BaseException:  # noqa: BLE001 - said before the process ends
+            log.exception("the worker's process failed")
+        finally:
+            logging.shutdown()
+            os._exit(code)
+    os.close(wake_read)
+    os.set_blocking(wake_write, False)
+    try:
+        asyncio.run(_listening_beside(Server(config, sessions, roles=("smtp",)), wake_write, pid))
+    finally:
+        os.close(wake_write)  # the other side finishes its mail in hand and stops
+        _, status = os.waitpid(pid, 0)
+    return 0 if os.waitstatus_to_exitcode(status) == 0 else 1
+
+
+async def _listening_beside(server: Server, wake_write: int, pid: int) -> None:
+    def wake() -> None:
+        try:
+            os.write(wake_write, b"\0")
+        except (BlockingIOError, BrokenPipeError):  # a full pipe wakes it all the same
+            pass
+
+    def gone() -> None:
+        loop.remove_reader(watch)
+        log.error("the worker's process (pid %s) ended; the listener stops too", pid)
+        server.stop()
+
+    loop = asyncio.get_running_loop()
+    server.handler.on_stored = wake
+    listening = asyncio.Event()
+
+    async def announce() -> None:  # the first byte lets the worker's side begin
+        await listening.wait()
+        wake()
+
+    announcing = loop.create_task(announce())
+    watch = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None  # elsewhere a dead worker is seen at the end
+    if watch is not None:
+        loop.add_reader(watch, gone)
+    try:
+        await server.run(listening)
+    finally:
+        announcing.cancel()
+        if watch is not None:
+            loop.remove_reader(watch)
+            os.close(watch)
+
+
+async def _woken_by_listener(server: Server, wake_read: int) -> None:
+    def woken() -> None:
+        if os.read(wake_read, 4096):
+            server.spooled.set()
+        else:  # the listener has closed its end: it stopped, or it died
+            loop.remove_reader(wake_read)
+            server.stop()
+
+    loop = asyncio.get_running_loop()
+    loop.add_reader(wake_read, woken)
+    await server.run()
+
+
+def die_with_parent(parent: int) -> None:
+    """Have the kernel kill this process when its parent dies (Linux): a listener
+    killed with SIGKILL takes its worker with it, as when both were one process."""
+    try:
+        import ctypes
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # it died before the call
+        os._exit(1)

@@ -35,7 +35,7 @@ def test_an_unknown_role_is_refused(capsys):
 
 
 class Started(Exception):
-    """Raised by a stand-in Server with the roles it was given."""
+    """Raised by a stand-in `serve` with the roles it was given."""
 
 
 def stand_in(config, sessions, roles):
@@ -45,7 +45,7 @@ def stand_in(config, sessions, roles):
 @pytest.mark.parametrize("argument", ["", "--role=all", "--role=worker,smtp --role sender --role scheduler --role robots"])
 def test_all_roles_by_name_are_the_default(argument, monkeypatch):
     from pbmserv import cli
-    monkeypatch.setattr(cli, "Server", stand_in)
+    monkeypatch.setattr(cli, "serve", stand_in)
     monkeypatch.setattr(cli, "open_database", lambda *args: None)
     with pytest.raises(Started) as started:
         main(["serve", *argument.split()])

@@ -447,6 +447,81 @@ def test_sigterm_waits_for_the_transaction_in_hand(tmp_path):
     assert [r["In-Reply-To"] for r in maildir_replies(tmp_path)] == [message_id]
 
 
+def children(pid: int) -> list[int]:
+    """The live child processes of `pid` (Linux's /proc)."""
+    return [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
+            for child in (task / "children").read_text().split()]
+
+
+def gone(pid: int) -> bool:
+    """True once `pid` has exited (a zombie counts: only its parent's wait remains)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0] == "Z"
+    except OSError:
+        return True
+
+
+needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
+
+
+def serve_and_worker(tmp: Path, name: str) -> tuple[ServeProcess, int, int]:
+    """`serve` started and listening: (it, its port, its worker's pid)."""
+    port = free_port()
+    serve = ServeProcess(tmp, base_env(tmp, port), name)
+    try:
+        serve.wait_listening(port)
+        assert wait_for(lambda: len(children(serve.proc.pid)) == 1, 10), serve.stderr
+    except BaseException:
+        serve.close()
+        raise
+    return serve, port, children(serve.proc.pid)[0]
+
+
+@needs_proc
+def test_serve_listens_in_one_process_and_plays_in_another(tmp_path):
+    """The listener and the worker are two processes (one interpreter lock each), the
+    worker's the listener's child and the lower in priority; a SIGTERM to the listener
+    stops both, and the mail in between is played."""
+    serve, port, worker = serve_and_worker(tmp_path, "two")
+    try:
+        assert os.getpriority(os.PRIO_PROCESS, worker) == os.getpriority(os.PRIO_PROCESS, serve.proc.pid) + 10
+        sender, message_id, raw = signup_mail(1, "apart")
+        assert smtp_send(port, sender, raw) == (250, b"2.0.0 Stored")
+        assert wait_for(lambda: len(maildir_replies(tmp_path)) == 1, 15), serve.stderr
+        code, _took = serve.terminate()
+        assert code == 0, serve.stderr
+        assert gone(worker)
+    finally:
+        serve.close()
+    assert [r["In-Reply-To"] for r in maildir_replies(tmp_path)] == [message_id]
+
+
+@needs_proc
+def test_a_listener_killed_takes_its_worker_with_it(tmp_path):
+    """kill -9 of the listener leaves no worker behind to race the next server."""
+    serve, _port, worker = serve_and_worker(tmp_path, "killed")
+    try:
+        serve.proc.kill()
+        serve.proc.wait(EXIT_SECONDS)
+        assert wait_for(lambda: gone(worker), EXIT_SECONDS), "the worker outlived its listener"
+    finally:
+        serve.close()
+
+
+@needs_proc
+def test_the_listener_stops_when_its_worker_dies(tmp_path):
+    """A worker that dies is said, and the listener stops with exit 1 (its supervisor
+    starts both again) rather than take mail nobody plays."""
+    serve, _port, worker = serve_and_worker(tmp_path, "orphan")
+    try:
+        os.kill(worker, signal.SIGKILL)
+        assert serve.proc.wait(EXIT_SECONDS) == 1, serve.stderr
+    finally:
+        serve.close()
+    assert re.search(r"ERROR pbmserv.server: the worker's process \(pid \d+\) ended; the listener stops too",
+                     serve.stderr), serve.stderr
+
+
 def test_replies_left_queued_by_a_previous_run_go_out_soon_after_a_restart(tmp_path):
     """A shutdown can leave replies queued (the sender's last pass may start before the
     worker's last commit); restarting resumes that queue without waiting for new mail."""

@@ -19,7 +19,6 @@ from datetime import datetime
 from pathlib import Path
 
 from sqlalchemy import bindparam, Column, DateTime, Integer, LargeBinary, MetaData, String, Table, delete, func, select
-from sqlalchemy.dialects.sqlite import insert
 from sqlalchemy.engine import make_url
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -41,7 +40,9 @@ spooled = Table(
 )
 
 # built once: building and keying a statement costs about as much as running it
-KEEP = insert(spooled).on_conflict_do_nothing()
+KEEP = ("INSERT OR IGNORE INTO spool (key, bare, sender, raw, envelope_from, received_at) "
+        "VALUES (:key, :bare, :sender, :raw, :envelope_from, :received_at)")  # on the driver: see `commit_pending`
+STORED_AT = "%Y-%m-%d %H:%M:%S.%f"  # a DateTime as SQLAlchemy writes it in SQLite, and reads it back
 OLDEST = select(spooled).order_by(spooled.c.id).limit(BATCH)
 MOVED = delete(spooled).where(spooled.c.id.in_(bindparam("ids", expanding=True)))
 
@@ -78,6 +79,7 @@ class Spool:
         self.pending: list[Pending] = []
         self.pending_lock = threading.Lock()
         self.commit_lock = threading.Lock()
+        self.connection = None  # the driver's connection that `commit_pending` keeps mail on
 
     def store(self, raw: bytes, received_at: datetime, envelope_from: str | None = None) -> bool:
         """Keep `raw` durably; False if it was kept or stored before. The game database
@@ -87,11 +89,11 @@ class Spool:
         transaction (one disk sync), committed by whichever of their threads gets the
         commit lock first; the others find their mail done when they get it."""
         bare, key, sender = keys = message_keys(raw)
-        with Session(self.reader) as session:
-            if stored_copy(session, raw, keys)[0] is not None:
+        with self.reader.connect() as connection:
+            if stored_copy(connection, raw, keys)[0] is not None:
                 return False
         mine = Pending(dict(bare=bare, key=key, sender=sender, raw=raw, envelope_from=envelope_from,
-                            received_at=received_at))
+                            received_at=received_at.strftime(STORED_AT)))
         with self.pending_lock:
             self.pending.append(mine)
         with self.commit_lock:
@@ -102,17 +104,39 @@ class Spool:
         return mine.kept
 
     def commit_pending(self) -> None:
+        """Keep every waiting mail in one transaction, on the driver's own connection
+        (held by whoever has the commit lock): the engine's transaction and statement
+        machinery cost twice the insert and its disk sync (0.7 ms of CPU a mail)."""
         with self.pending_lock:
             batch, self.pending = self.pending, []
         try:
-            with self.engine.begin() as connection:
-                kept = [connection.execute(KEEP, mail.values).rowcount == 1 for mail in batch]
+            kept = self._keep([mail.values for mail in batch])
         except Exception as error:  # noqa: BLE001 - each waiting mail is answered 451
             for mail in batch:
                 mail.error = error
+            if self.connection is not None:  # it may be in any state: the next batch takes a new one
+                self.connection.invalidate()
+                self.connection = None
             return
         for mail, new in zip(batch, kept):
             mail.kept = new
+
+    def _keep(self, rows: list[dict]) -> list[bool]:
+        """Insert `rows` in one transaction; for each, whether it was new."""
+        if self.connection is None:
+            self.connection = self.engine.raw_connection()
+        cursor = self.connection.cursor()
+        try:
+            cursor.execute("BEGIN IMMEDIATE")
+            try:
+                kept = [cursor.execute(KEEP, row).rowcount == 1 for row in rows]
+                cursor.execute("COMMIT")
+            except BaseException:
+                cursor.execute("ROLLBACK")
+                raise
+        finally:
+            cursor.close()
+        return kept
 
     def move(self, sessions: sessionmaker[Session]) -> int:
         """Move the oldest spooled mails (a batch) into the inbound queue; how many."""
@@ -131,5 +155,7 @@ class Spool:
             return connection.scalar(select(func.count()).select_from(spooled))
 
     def close(self) -> None:
+        if self.connection is not None:
+            self.connection.close()
         self.engine.dispose()
         self.reader.dispose()
