@@ -67,7 +67,7 @@ class Server:
         self.worker = Worker(sessions, config)
         path = spool_path(config.smtp.spool, config.database.url) if {"smtp", "worker"} & set(roles) else None
         self.spool = Spool(path, config.database.url, config.database.busy_timeout) if path else None
-        self.handler = InboundHandler(self.spool.store if self.spool else self.enqueue, config.server.address,
+        self.handler = InboundHandler(self.spool.keep if self.spool else self.enqueue, config.server.address,
                                       self.spooled.set if self.spool else self.wake_worker,
                                       max_recipients=config.smtp.max_recipients)
         self.work = asyncio.Event()
@@ -80,9 +80,9 @@ class Server:
     def wake_worker(self) -> None:
         self.work.set()
 
-    def enqueue(self, raw: bytes, received_at: datetime, envelope_from: str | None) -> bool:
+    async def enqueue(self, raw: bytes, received_at: datetime, envelope_from: str | None) -> bool:
         """Store a mail straight into the inbound queue (no spool: PostgreSQL)."""
-        return enqueue(self.sessions, raw, received_at, envelope_from)[1]
+        return (await asyncio.to_thread(enqueue, self.sessions, raw, received_at, envelope_from))[1]
 
     def stop(self) -> None:
         """Begin a clean shutdown (SIGTERM, SIGINT)."""
@@ -155,6 +155,10 @@ class Server:
                 if moved:
                     self.work.set()
             if self.stopping.is_set():
+                try:
+                    await asyncio.to_thread(self.spool.forget_moved)
+                except Exception:  # noqa: BLE001 - moved again at the next start, and stored once
+                    log.exception("deleting moved mail from the spool failed")
                 return
 
     async def work_loop(self) -> None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
 from aiosmtpd.lmtp import LMTP
@@ -25,11 +25,12 @@ log = logging.getLogger(__name__)
 
 class InboundHandler:
     """Accepts mail for the server's address and its `+tag` sub-addresses only, at
-    most `max_recipients` of them a transaction ([smtp] max_recipients). `keep(raw,
-    received_at, envelope_from)` stores a mail durably, False if it was stored before
-    (`Spool.store`, or `queue.enqueue` straight into the inbound queue)."""
+    most `max_recipients` of them a transaction ([smtp] max_recipients). `await
+    keep(raw, received_at, envelope_from)` stores a mail durably, False if it was
+    stored before (`Spool.keep`, or `queue.enqueue` straight into the inbound queue),
+    while the loop goes on."""
 
-    def __init__(self, keep: Callable[[bytes, datetime, str | None], bool], address: str,
+    def __init__(self, keep: Callable[[bytes, datetime, str | None], Awaitable[bool]], address: str,
                  on_stored: Callable[[], None] = lambda: None, max_recipients: int = 100):
         self.keep = keep
         self.address = split_address(address)
@@ -73,7 +74,7 @@ class InboundHandler:
         """Commit the mail to the inbound queue; the status that says whether it is."""
         try:
             received_at = datetime.now(timezone.utc).replace(tzinfo=None)
-            new = await asyncio.to_thread(self.keep, raw, received_at, mail_from)
+            new = await self.keep(raw, received_at, mail_from)
         except Exception as error:  # noqa: BLE001 - the sender must retry, never lose it
             log.error("could not store a message from %r: %s", mail_from, error)
             return "451 4.3.0 Could not store the message; please try again later"
