@@ -1,5 +1,5 @@
 """Scale: with 100,000 stored games, `show` and `move` answer within 2x of the same with
-1,000 games, and `serve` stays under 150 MB resident.
+1,000 games, and `serve` (its listener and worker processes) stays under 150 MB resident.
 
     .venv/bin/python bench/run.py scale          # 1,000 and 100,000 games (about 35 s, most of
                                                  # it building the 100,000-game database)
@@ -32,10 +32,11 @@ what the database size does.
 
 Memory. `pbmserv serve` runs as a subprocess on the N2 database (configuration in a
 TOML file: a free port on 127.0.0.1, replies to a Maildir), is sent a `show` and a
-`move` over SMTP, and once their replies are in the Maildir its VmRSS is read from
-/proc/PID/status. The baseline is the VmRSS of a bare Python process that has imported
-`pbmserv.server`, measured the same way, so the ratio says how much the running server
-adds. Goal: under 150 MB.
+`move` over SMTP, and once their replies are in the Maildir its resident memory is
+read from /proc: the proportional set sizes (Pss) of its two processes, the listener
+and the worker, summed. The baseline is that of a bare Python process that has
+imported `pbmserv.server`, so the ratio says how much the running server adds. Goal:
+under 150 MB.
 """
 
 from __future__ import annotations
@@ -334,13 +335,19 @@ def free_port() -> int:
 
 
 def rss_mb(pid: int) -> tuple[float, float]:
-    """(VmRSS, VmHWM) of a process, in MB (2**20 bytes)."""
-    fields = {}
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        name, _, value = line.partition(":")
-        if name in ("VmRSS", "VmHWM"):
-            fields[name] = int(value.split()[0]) / 1024  # kB
-    return fields["VmRSS"], fields["VmHWM"]
+    """(resident, peak) in MB (2**20 bytes) of a process and its children: `serve`'s
+    listener and its worker. Resident is the sum of their proportional set sizes
+    (Pss: a page the two share since the fork counts half in each), so what they
+    share is counted once; the peak is the sum of each one's VmHWM, an upper bound."""
+    resident = peak = 0.0
+    for each in common.with_children(pid):
+        for line in Path(f"/proc/{each}/smaps_rollup").read_text().splitlines():
+            if line.startswith("Pss:"):
+                resident += int(line.split()[1]) / 1024  # kB
+        for line in Path(f"/proc/{each}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                peak += int(line.split()[1]) / 1024
+    return resident, peak
 
 
 def stop(process: subprocess.Popen) -> None:
@@ -354,7 +361,7 @@ def stop(process: subprocess.Popen) -> None:
 
 
 def bare_import_rss(directory: Path) -> float:
-    """VmRSS of a Python process that imported pbmserv.server and sleeps."""
+    """Resident MB of a Python process that imported pbmserv.server and sleeps."""
     code = "import pbmserv.server, sys, time; print('ready', flush=True); time.sleep(60)"
     process = subprocess.Popen([sys.executable, "-c", code], cwd=common.ROOT, env=clean_env(),
                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, text=True)
@@ -393,7 +400,7 @@ def listening(port: int) -> bool:
 
 
 def serve_rss(directory: Path, database: Path, board: int, user: str) -> tuple[float, float, float]:
-    """(VmRSS MB, VmHWM MB, seconds from the first mail sent to the last reply) of
+    """(resident MB, peak MB, seconds from the first mail sent to the last reply) of
     `pbmserv serve` on `database`, after a show and a move on `board`."""
     port = free_port()
     outbox = directory / "outbox"

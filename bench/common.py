@@ -19,18 +19,28 @@ for path in (ROOT, ROOT / "tests"):  # the package, and the mail generator of th
 TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
 
 
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds so far of a process and its live children (`serve`
-    runs its worker in a process of its own); 0 if it cannot be read (gone, or not on
-    this machine)."""
+def with_children(pid: int) -> list[int]:
+    """`pid` and its live descendants (`serve` runs its worker in a child process);
+    what /proc cannot tell is left out."""
     try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
         children = [int(child) for task in Path(f"/proc/{pid}/task").iterdir()
                     for child in (task / "children").read_text().split()]
     except OSError:
-        return 0.0
-    own = (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
-    return own + sum(cpu_seconds(child) for child in children)
+        children = []
+    return [pid] + [descendant for child in children for descendant in with_children(child)]
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds so far of a process and its live descendants; 0 for
+    what cannot be read (gone, or not on this machine)."""
+    total = 0.0
+    for each in with_children(pid):
+        try:
+            fields = Path(f"/proc/{each}/stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / TICK  # utime, stime: fields 14 and 15
+    return total
 
 
 @dataclass
