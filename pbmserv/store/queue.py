@@ -65,8 +65,8 @@ def message_keys(raw: bytes) -> Keys:
 # statement costs about as much as running it), on the table itself where they load
 # no object (the ORM's paths cost as much again).
 inbound = Inbound.__table__.c
-STORED_UNDER = select(inbound.id, inbound.message_id, inbound.raw).where(
-    inbound.message_id.in_(bindparam("keys", expanding=True)))
+STORED_UNDER = select(inbound.id, inbound.message_id, inbound.raw).where(  # no expanding IN: it compiles anew
+    inbound.message_id.in_([bindparam("bare"), bindparam("own")]))  # each time; a missing bare key is NULL
 STORE = {name: insert(Inbound.__table__).values(
     message_id=bindparam("message_id"), raw=bindparam("raw"), envelope_from=bindparam("envelope_from"),
     received_at=bindparam("received_at"), status="queued", error="", attempts=0, masked=False)
@@ -83,7 +83,7 @@ def stored_copy(session: Session, raw: bytes, keys: Keys | None = None) -> tuple
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
     bare, own, sender = keys or message_keys(raw)
-    rows = session.execute(STORED_UNDER, {"keys": [key for key in (bare, own) if key]}).all()
+    rows = session.execute(STORED_UNDER, {"bare": bare, "own": own}).all()
     for row_id, key, stored in rows:
         if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
             return row_id, own
