@@ -251,6 +251,8 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
         os.close(wake_write)
         code = 1
         try:
+            for sig in (signal.SIGTERM, signal.SIGINT):  # until `Server.run` takes them: the listener
+                signal.signal(sig, signal.SIG_IGN)  # has them too, and its pipe's end closing stops us
             die_with_parent(parent)
             if not os.read(wake_read, 1):  # it never did: its error is the only one said
                 os._exit(0)
@@ -282,8 +284,9 @@ async def _listening_beside(server: Server, wake_write: int, pid: int) -> None:
 
     def gone() -> None:
         loop.remove_reader(watch)
-        log.error("the worker's process (pid %s) ended; the listener stops too", pid)
-        server.stop()
+        if not server.stopping.is_set():  # not a signal that came to both (Ctrl-C)
+            log.error("the worker's process (pid %s) ended; the listener stops too", pid)
+            server.stop()
 
     loop = asyncio.get_running_loop()
     server.handler.on_stored = wake

@@ -509,6 +509,21 @@ def test_a_listener_killed_takes_its_worker_with_it(tmp_path):
 
 
 @needs_proc
+def test_ctrl_c_stops_both_processes_cleanly(tmp_path):
+    """A terminal's Ctrl-C (or systemd's SIGTERM to the whole group) reaches both
+    processes at once: both stop, exit 0, and no error is said."""
+    serve, _port, worker = serve_and_worker(tmp_path, "interrupted")
+    try:
+        os.kill(worker, signal.SIGINT)
+        os.kill(serve.proc.pid, signal.SIGINT)
+        assert serve.proc.wait(EXIT_SECONDS) == 0, serve.stderr
+        assert gone(worker)
+    finally:
+        serve.close()
+    assert "ERROR" not in serve.stderr and "Traceback" not in serve.stderr, serve.stderr
+
+
+@needs_proc
 def test_the_listener_stops_when_its_worker_dies(tmp_path):
     """A worker that dies is said, and the listener stops with exit 1 (its supervisor
     starts both again) rather than take mail nobody plays."""
