@@ -86,7 +86,7 @@ class Server:
 
     def stop(self) -> None:
         """Begin a clean shutdown (SIGTERM, SIGINT)."""
-        log.info("shutting down")
+        log.info("shutting down (%s)", ", ".join(self.roles))
         self.handler.stopping = True
         self.stopping.set()
         self.work.set()
@@ -240,10 +240,12 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
     the pipe closing (a shutdown, or the listener's death) stops that process too, and
     the listener stops if the other process ends."""
     rest = tuple(role for role in roles if role != "smtp")
-    if "smtp" not in roles or not rest or not hasattr(os, "fork"):
+    engine = sessions.kw["bind"]
+    in_memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")  # not shared
+    if "smtp" not in roles or not rest or not hasattr(os, "fork") or in_memory:
         asyncio.run(Server(config, sessions, roles=roles).run())
         return 0
-    sessions.kw["bind"].dispose()  # no connection crosses the fork
+    engine.dispose()  # no connection crosses the fork
     wake_read, wake_write = os.pipe()
     parent = os.getpid()
     pid = os.fork()
