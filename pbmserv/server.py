@@ -26,6 +26,7 @@ from .mail.smtp import InboundHandler, smtp_factory
 from .robots.turns import play_robots
 from .scheduler import earliest_due, keep_alive, run_due
 from .store.queue import enqueue
+from .store.db import in_memory_sqlite
 from .store.spool import Spool, spool_path
 from .worker import Worker
 
@@ -109,10 +110,11 @@ class Server:
         self.work.set()  # mail and replies left by a previous run go out at once
         self.send.set()
         self.spooled.set()
+        tasks = {*self.roles, *(["spool"] if "worker" in self.roles else [])}  # the worker's side moves the spool
         loops = {role: asyncio.create_task(run()) for role, run in
                  (("spool", self.spool_loop), ("worker", self.work_loop), ("scheduler", self.schedule_loop), ("robots", self.robots_loop),
                   ("sender", self.send_loop))
-                 if role in self.roles or role == "spool" and "worker" in self.roles}
+                 if role in tasks}
         await self.stopping.wait()
         if listener is not None:
             listener.close()
@@ -241,8 +243,7 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
     the listener stops if the other process ends."""
     rest = tuple(role for role in roles if role != "smtp")
     engine = sessions.kw["bind"]
-    in_memory = engine.dialect.name == "sqlite" and engine.url.database in (None, "", ":memory:")  # not shared
-    if "smtp" not in roles or not rest or not hasattr(os, "fork") or in_memory:
+    if "smtp" not in roles or not rest or not hasattr(os, "fork") or in_memory_sqlite(engine.url):
         asyncio.run(Server(config, sessions, roles=roles).run())
         return 0
     engine.dispose()  # no connection crosses the fork

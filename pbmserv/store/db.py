@@ -7,7 +7,7 @@ from pathlib import Path
 from alembic import command
 from alembic.config import Config as AlembicConfig
 from sqlalchemy import Engine, create_engine, event
-from sqlalchemy.engine import make_url
+from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -44,6 +44,12 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True, immedi
         return create_engine(parsed, pool_pre_ping=True)
     except (ImportError, ArgumentError) as error:
         raise DatabaseError(f"cannot use database {parsed.render_as_string()}: {error}") from None
+
+
+def in_memory_sqlite(url: URL) -> bool:
+    """A SQLite database that lives in one connection's memory: no other connection,
+    thread or process sees it."""
+    return url.get_backend_name() == "sqlite" and url.database in (None, "", ":memory:")
 
 
 def _sqlite_pragmas(dbapi_connection, _record) -> None:

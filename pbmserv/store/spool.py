@@ -28,7 +28,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from .db import make_engine
+from .db import in_memory_sqlite, make_engine
 from .queue import enqueue_many, message_keys, stored_copy
 
 log = logging.getLogger(__name__)
@@ -65,7 +65,7 @@ def spool_path(spool: str, database_url: str) -> Path | None:
     if spool:
         return Path(spool)
     url = make_url(database_url)
-    if url.get_backend_name() != "sqlite" or url.database in (None, "", ":memory:"):
+    if url.get_backend_name() != "sqlite" or in_memory_sqlite(url):
         return None
     database = Path(url.database)
     return database.with_name(f"{database.stem}-spool{database.suffix or '.db'}")
