@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import email.utils
 import hashlib
+import io
 import logging
 import os
 import quopri
@@ -18,8 +19,10 @@ import re
 import smtplib
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
+from email.generator import BytesGenerator
 from email.header import Header
 from email.message import Message
+from email.policy import Compat32
 from pathlib import Path
 
 from sqlalchemy import bindparam, false, insert, select, update
@@ -131,7 +134,7 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
     message["MIME-Version"] = "1.0"
     if html is None:
         text_part(message, body)
-        return message.as_bytes()
+        return as_bytes(message)
     # the boundary comes from the Message-ID, so that a replay writes the same bytes
     boundary = "=_pbmserv_" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
     message["Content-Type"] = f'multipart/alternative; boundary="{boundary}"'
@@ -141,7 +144,46 @@ def compose(config: Config, to: list[str], subject: str, body: str, message_id: 
     rich["Content-Transfer-Encoding"] = "quoted-printable"  # lines of at most 76 characters
     rich.set_payload(quopri.encodestring(html.encode()).decode("ascii"))
     message.set_payload([plain, rich])
-    return message.as_bytes()
+    return as_bytes(message)
+
+
+class ReplyPolicy(Compat32):
+    """compat32, but a header that needs no folding is written as it is given. The
+    `Header` class's folding costs about 30 µs a header, and all but a long To or a
+    non-ASCII Subject fit on one line; for those it gives the same bytes (tested)."""
+
+    def fold_binary(self, name: str, value) -> bytes:
+        if isinstance(value, str) and fits_unfolded(name, value):
+            return f"{name}: {value}{self.linesep}".encode("ascii")
+        return super().fold_binary(name, value)
+
+
+def fits_unfolded(name: str, value: str) -> bool:
+    """Whether `name: value` is one printable ASCII line of at most 78 characters
+    with single spaces: what `Header` would leave exactly as it is."""
+    return (len(name) + len(value) + 2 <= 78 and value.isascii() and value.isprintable()
+            and "  " not in value and value.strip() == value)
+
+
+REPLY_POLICY = ReplyPolicy()
+
+
+class ReplyGenerator(BytesGenerator):
+    """`BytesGenerator` writing a payload of `\\n` lines in one piece, as the same
+    lines: the standard one writes it line by line, 500 writes for a board mail."""
+
+    def _write_lines(self, lines: str) -> None:
+        if self._NL == "\n" and "\r" not in lines:
+            self.write(lines)
+        else:
+            super()._write_lines(lines)
+
+
+def as_bytes(message: Message) -> bytes:
+    """`message.as_bytes()`, by the cheaper policy and generator above."""
+    out = io.BytesIO()
+    ReplyGenerator(out, mangle_from_=False, policy=REPLY_POLICY).flatten(message)
+    return out.getvalue()
 
 
 def text_part(message: Message, body: str) -> None:
