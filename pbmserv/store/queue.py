@@ -7,7 +7,7 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import bindparam, select
+from sqlalchemy import Row, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -74,9 +74,11 @@ STORE = {name: insert(Inbound.__table__).values(
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
 QUEUED_INBOUND = select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id)
 DUE = bindparam("now", type_=Outbound.next_attempt_at.type)
-QUEUED_OUTBOUND = (select(Outbound).where(Outbound.status == "queued",
-                                          Outbound.next_attempt_at.is_(None) | (Outbound.next_attempt_at <= DUE))
-                   .order_by(Outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
+outbound = Outbound.__table__.c
+QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbound.message_id)
+                   .where(outbound.status == "queued",
+                          outbound.next_attempt_at.is_(None) | (outbound.next_attempt_at <= DUE))
+                   .order_by(outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
 
 
 def stored_copy(session: Session, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
@@ -124,10 +126,11 @@ def queued_inbound(session: Session) -> list[tuple[int, int]]:
     return [tuple(row) for row in session.execute(QUEUED_INBOUND)]
 
 
-def queued_outbound(session: Session, now: datetime, limit: int) -> list[Outbound]:
+def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
     """Replies due at `now`, oldest first, claimed: on PostgreSQL they stay locked until
-    `session`'s transaction ends, and another sender skips them meanwhile."""
-    return list(session.scalars(QUEUED_OUTBOUND, {"now": now, "limit": limit}))
+    `session`'s transaction ends, and another sender skips them meanwhile. Rows of
+    (id, recipients, raw, message_id), not objects: the sender changes none of them."""
+    return session.execute(QUEUED_OUTBOUND, {"now": now, "limit": limit}).all()
 
 
 def retry_later(row: Outbound, now: datetime, error: str) -> None:
