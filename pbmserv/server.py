@@ -6,8 +6,9 @@ inbound queue in batches) and wakes the worker; the other roles do their blockin
 database and network work in threads, one batch at a time. Mail stored by another
 process (`pbmserv deliver`) is noticed by a light poll. A process may take only some
 of these roles (`--role`), with other processes on the same database taking the rest;
-`serve` itself runs the listener in a process of its own beside the other roles
-(`serve`, below), so that a `250` never waits for the worker's Python.
+`serve` itself runs the listener, the roles that play and the sender in three
+processes (`serve`, below), so that a `250` never waits for the worker's Python, nor
+the worker for the sender's.
 """
 
 from __future__ import annotations
@@ -73,6 +74,7 @@ class Server:
                                       max_recipients=config.smtp.max_recipients)
         self.work = asyncio.Event()
         self.send = asyncio.Event()
+        self.replies_queued = self.send.set  # or, with the sender in another process, a byte to it
         self.schedule = asyncio.Event()
         self.robots = asyncio.Event()
         self.stopping = asyncio.Event()
@@ -173,7 +175,7 @@ class Server:
                 log.exception("reading the queue failed; trying again")
                 processed = 0
             if processed:
-                self.send.set()
+                self.replies_queued()
                 self.schedule.set()  # the mail may have started or ended deadlines
                 self.robots.set()  # or given a robot its turn
             if self.stopping.is_set():
@@ -195,7 +197,7 @@ class Server:
                 log.exception("running deadlines failed; trying again")
                 fired, due = 0, None
             if fired:
-                self.send.set()
+                self.replies_queued()
                 self.robots.set()
             wait = RETRY_SECONDS if due is None else max(0.0, (due - utcnow()).total_seconds())
             await woken(self.schedule, min(wait, RETRY_SECONDS) + 0.01)
@@ -212,7 +214,7 @@ class Server:
                 log.exception("playing the robots' moves failed; trying again")
                 played = 0
             if played:
-                self.send.set()
+                self.replies_queued()
                 self.schedule.set()
             await woken(self.robots, POLL_SECONDS)
 
@@ -234,103 +236,147 @@ class Server:
             log.exception("delivering replies failed; they stay queued")
 
 
+PLAYING = ("worker", "scheduler", "robots")  # the roles that play mail and queue replies
+
+
 def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...] = ROLES) -> int:
-    """Run `roles` until SIGTERM or SIGINT; the exit status. The listener and the other
-    roles, when asked together, run in two processes (where the system can fork): in
-    one they shared an interpreter lock, and acceptance ran at the worker's pace. The
-    listener wakes the other process through a pipe for every stored mail; its end of
-    the pipe closing (a shutdown, or the listener's death) stops that process too, and
-    the listener stops if the other process ends."""
-    rest = tuple(role for role in roles if role != "smtp")
+    """Run `roles` until SIGTERM or SIGINT; the exit status. Where the system can fork,
+    the listener, the roles that play (`PLAYING`) and the sender each run in a process
+    of their own: in one they shared an interpreter lock, and acceptance ran at the
+    worker's pace and the worker at the sender's.
+
+    Each process is woken through a pipe by the one before it: the players by the
+    listener for every stored mail, the sender by the players for every reply
+    queued. Each stops when the pipe from the one before it closes (a shutdown, or
+    that process's death), after its work in hand, so the sender's last pass comes
+    after the worker's last mail. The listener stops if another process ends."""
+    playing = tuple(role for role in roles if role in PLAYING)
+    sending = ("sender",) if "sender" in roles else ()
     engine = sessions.kw["bind"]
-    if "smtp" not in roles or not rest or not hasattr(os, "fork") or in_memory_sqlite(engine.url):
+    if "smtp" not in roles or not (playing or sending) or not hasattr(os, "fork") or in_memory_sqlite(engine.url):
         asyncio.run(Server(config, sessions, roles=roles).run())
         return 0
-    engine.dispose()  # no connection crosses the fork
-    wake_read, wake_write = os.pipe()
+    engine.dispose()  # no connection crosses a fork
     parent = os.getpid()
-    pid = os.fork()
-    if pid == 0:  # the worker's side, once the listener listens (its first byte)
-        os.close(wake_write)
-        code = 1
-        try:
-            for sig in (signal.SIGTERM, signal.SIGINT):  # until `Server.run` takes them: the listener
-                signal.signal(sig, signal.SIG_IGN)  # has them too, and its pipe's end closing stops us
-            die_with_parent(parent)
-            if not os.read(wake_read, 1):  # it never did: its error is the only one said
-                os._exit(0)
-            os.nice(WORKER_NICENESS)
-            server = Server(config, sessions, roles=rest)
-            asyncio.run(_woken_by_listener(server, wake_read))
-            code = 0
-        except BaseException:  # noqa: BLE001 - said before the process ends
-            log.exception("the worker's process failed")
-        finally:
-            logging.shutdown()
-            os._exit(code)
-    os.close(wake_read)
-    os.set_blocking(wake_write, False)
+    to_sender = os.pipe() if sending else None
+    to_players = os.pipe() if playing else None
+    pipes = [end for pipe in (to_sender, to_players) if pipe for end in pipe]
+    sides = {}  # name: pid
+    if sending:  # the sender stops on its own pipe's closing only: a Ctrl-C to the group must not
+        # stop it before the worker's last replies
+        sides["sender"] = start_side(config, sessions, sending, to_sender[0], None, parent, pipes, signals=False)
+    if playing:
+        sides[playing[0]] = start_side(config, sessions, playing, to_players[0], to_sender[1] if to_sender else None,
+                                       parent, pipes)
+    wake = (to_players or to_sender)[1]  # the first process after the listener's
+    for end in pipes:
+        if end != wake:
+            os.close(end)  # the players' process holds the sender's pipe: its end closes with them
+    os.set_blocking(wake, False)
     try:
-        asyncio.run(_listening_beside(Server(config, sessions, roles=("smtp",)), wake_write, pid))
+        asyncio.run(_listening_beside(Server(config, sessions, roles=("smtp",)), wake, sides))
     finally:
-        os.close(wake_write)  # the other side finishes its mail in hand and stops
-        _, status = os.waitpid(pid, 0)
-    return 0 if os.waitstatus_to_exitcode(status) == 0 else 1
+        os.close(wake)  # the next process finishes its work in hand and stops, and then the one after it
+        codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in sides.values()]
+    return 0 if not any(codes) else 1
 
 
-async def _listening_beside(server: Server, wake_write: int, pid: int) -> None:
-    def wake() -> None:
-        try:
-            os.write(wake_write, b"\0")
-        except (BlockingIOError, BrokenPipeError):  # a full pipe wakes it all the same
-            pass
+def start_side(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...], woken_by: int,
+               wakes: int | None, parent: int, pipes: list[int], signals: bool = True) -> int:
+    """Fork the process of `roles`, at a lower priority (a `250` is awaited, a board
+    mail is not), named for its first role; its pid. It begins once the process before
+    it writes its first byte to `woken_by` (the listener listens: if the port was
+    taken, its error is the only one said), and then writes one to `wakes` itself."""
+    pid = os.fork()
+    if pid:
+        return pid
+    for end in pipes:
+        if end not in (woken_by, wakes):
+            os.close(end)
+    code = 1
+    try:
+        for sig in (signal.SIGTERM, signal.SIGINT):  # until `Server.run` takes them: the listener
+            signal.signal(sig, signal.SIG_IGN)  # has them too, and its pipe's end closing stops us
+        die_with_parent(parent, f"pbmserv {roles[0]}")
+        if not os.read(woken_by, 1):  # the process before never began
+            os._exit(0)
+        os.nice(WORKER_NICENESS)
+        server = Server(config, sessions, roles=roles)
+        if wakes is not None:
+            os.set_blocking(wakes, False)
+            server.replies_queued = lambda: poke(wakes)
+            poke(wakes)
+        asyncio.run(_woken_by(server, woken_by, signals))
+        code = 0
+    except BaseException:  # noqa: BLE001 - said before the process ends
+        log.exception("the %s's process failed", roles[0])
+    finally:
+        logging.shutdown()
+        os._exit(code)
 
-    def gone() -> None:
+
+def poke(pipe: int) -> None:
+    """One byte down `pipe` to wake the process at its other end."""
+    try:
+        os.write(pipe, b"\0")
+    except (BlockingIOError, BrokenPipeError):  # a full pipe wakes it all the same; a closed one is gone
+        pass
+
+
+async def _listening_beside(server: Server, wake: int, sides: dict[str, int]) -> None:
+    def gone(name: str, pid: int, watch: int) -> None:
         loop.remove_reader(watch)
-        if not server.stopping.is_set():  # not a signal that came to both (Ctrl-C)
-            log.error("the worker's process (pid %s) ended; the listener stops too", pid)
+        if not server.stopping.is_set():  # not a signal that came to all (Ctrl-C)
+            log.error("the %s's process (pid %s) ended; the listener stops too", name, pid)
             server.stop()
 
     loop = asyncio.get_running_loop()
-    server.handler.on_stored = wake
+    server.handler.on_stored = lambda: poke(wake)
     listening = asyncio.Event()
 
-    async def announce() -> None:  # the first byte lets the worker's side begin
+    async def announce() -> None:  # the first byte lets the others begin
         await listening.wait()
-        wake()
+        poke(wake)
 
     announcing = loop.create_task(announce())
-    watch = os.pidfd_open(pid) if hasattr(os, "pidfd_open") else None  # elsewhere a dead worker is seen at the end
-    if watch is not None:
-        loop.add_reader(watch, gone)
+    watches = {}  # pidfd: (name, pid); without pidfds a dead process is seen at the end
+    if hasattr(os, "pidfd_open"):
+        watches = {os.pidfd_open(pid): (name, pid) for name, pid in sides.items()}
+    for watch, (name, pid) in watches.items():
+        loop.add_reader(watch, gone, name, pid, watch)
     try:
         await server.run(listening)
     finally:
         announcing.cancel()
-        if watch is not None:
+        for watch in watches:
             loop.remove_reader(watch)
             os.close(watch)
 
 
-async def _woken_by_listener(server: Server, wake_read: int) -> None:
+async def _woken_by(server: Server, pipe: int, signals: bool) -> None:
+    """Run `server`, woken by each byte down `pipe` (mail stored, or replies queued),
+    stopped by its closing."""
     def woken() -> None:
-        if os.read(wake_read, 4096):
-            server.spooled.set()
-        else:  # the listener has closed its end: it stopped, or it died
-            loop.remove_reader(wake_read)
+        if os.read(pipe, 4096):
+            (server.spooled if "worker" in server.roles else server.send).set()
+        else:  # the process before has closed its end: it stopped, or it died
+            loop.remove_reader(pipe)
             server.stop()
 
     loop = asyncio.get_running_loop()
-    loop.add_reader(wake_read, woken)
-    await server.run()
+    loop.add_reader(pipe, woken)
+    await server.run(install_signals=signals)
 
 
-def die_with_parent(parent: int) -> None:
+def die_with_parent(parent: int, name: str) -> None:
     """Have the kernel kill this process when its parent dies (Linux): a listener
-    killed with SIGKILL takes its worker with it, as when both were one process."""
+    killed with SIGKILL takes the others with it, as when all were one process. The
+    process is named `name` too, as `ps` and `top` show it."""
     try:
         import ctypes
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        prctl = ctypes.CDLL(None, use_errno=True).prctl
+        prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+        prctl(15, name.encode()[:15])  # PR_SET_NAME
     except (OSError, AttributeError):
         return
     if os.getppid() != parent:  # it died before the call

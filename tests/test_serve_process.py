@@ -464,76 +464,90 @@ def gone(pid: int) -> bool:
 needs_proc = pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="needs Linux's /proc")
 
 
-def serve_and_worker(tmp: Path, name: str) -> tuple[ServeProcess, int, int]:
-    """`serve` started and listening: (it, its port, its worker's pid)."""
+def serve_and_sides(tmp: Path, name: str) -> tuple[ServeProcess, int, dict[str, int]]:
+    """`serve` started and listening: (it, its port, the pids of its other processes
+    by the name each gave itself: {"worker": pid, "sender": pid})."""
     port = free_port()
     serve = ServeProcess(tmp, base_env(tmp, port), name)
     try:
         serve.wait_listening(port)
-        assert wait_for(lambda: len(children(serve.proc.pid)) == 1, 10), serve.stderr
+        assert wait_for(lambda: len(children(serve.proc.pid)) == 2, 10), serve.stderr
+        sides = {Path(f"/proc/{pid}/comm").read_text().strip(): pid for pid in children(serve.proc.pid)}
+        assert set(sides) == {"pbmserv worker", "pbmserv sender"}, sides
     except BaseException:
         serve.close()
         raise
-    return serve, port, children(serve.proc.pid)[0]
+    return serve, port, {name.removeprefix("pbmserv "): pid for name, pid in sides.items()}
 
 
 @needs_proc
-def test_serve_listens_in_one_process_and_plays_in_another(tmp_path):
-    """The listener and the worker are two processes (one interpreter lock each), the
-    worker's the listener's child and the lower in priority; a SIGTERM to the listener
-    stops both, and the mail in between is played."""
-    serve, port, worker = serve_and_worker(tmp_path, "two")
+def test_serve_listens_plays_and_sends_in_three_processes(tmp_path):
+    """The listener, the worker and the sender are three processes (one interpreter
+    lock each), the other two the listener's children and lower in priority; a
+    SIGTERM to the listener stops all three, and the mail in between is answered."""
+    serve, port, sides = serve_and_sides(tmp_path, "three")
     try:
-        assert os.getpriority(os.PRIO_PROCESS, worker) == os.getpriority(os.PRIO_PROCESS, serve.proc.pid) + 10
+        niced = os.getpriority(os.PRIO_PROCESS, serve.proc.pid) + 10
+        assert wait_for(lambda: all(os.getpriority(os.PRIO_PROCESS, pid) == niced for pid in sides.values()), 10)
         sender, message_id, raw = signup_mail(1, "apart")
         assert smtp_send(port, sender, raw) == (250, b"2.0.0 Stored")
         assert wait_for(lambda: len(maildir_replies(tmp_path)) == 1, 15), serve.stderr
         code, _took = serve.terminate()
         assert code == 0, serve.stderr
-        assert gone(worker)
+        assert all(gone(pid) for pid in sides.values())
     finally:
         serve.close()
     assert [r["In-Reply-To"] for r in maildir_replies(tmp_path)] == [message_id]
 
 
 @needs_proc
-def test_a_listener_killed_takes_its_worker_with_it(tmp_path):
-    """kill -9 of the listener leaves no worker behind to race the next server."""
-    serve, _port, worker = serve_and_worker(tmp_path, "killed")
+def test_a_listener_killed_takes_the_others_with_it(tmp_path):
+    """kill -9 of the listener leaves no worker or sender behind to race the next server."""
+    serve, _port, sides = serve_and_sides(tmp_path, "killed")
     try:
         serve.proc.kill()
         serve.proc.wait(EXIT_SECONDS)
-        assert wait_for(lambda: gone(worker), EXIT_SECONDS), "the worker outlived its listener"
+        assert wait_for(lambda: all(gone(pid) for pid in sides.values()), EXIT_SECONDS), "a process outlived its listener"
     finally:
         serve.close()
 
 
 @needs_proc
-def test_ctrl_c_stops_both_processes_cleanly(tmp_path):
-    """A terminal's Ctrl-C (or systemd's SIGTERM to the whole group) reaches both
-    processes at once: both stop, exit 0, and no error is said."""
-    serve, _port, worker = serve_and_worker(tmp_path, "interrupted")
+def test_ctrl_c_stops_every_process_cleanly_and_the_sender_last(tmp_path):
+    """A terminal's Ctrl-C (or systemd's SIGTERM to the whole group) reaches every
+    process at once. The sender does not stop on it, but after the worker, whose last
+    replies it still sends: alone it goes on sending. All stop, exit 0, and no error
+    is said."""
+    serve, port, sides = serve_and_sides(tmp_path, "interrupted")
     try:
-        os.kill(worker, signal.SIGINT)
-        os.kill(serve.proc.pid, signal.SIGINT)
+        os.kill(sides["sender"], signal.SIGINT)
+        sender, message_id, raw = signup_mail(1, "after-ctrl-c")
+        assert smtp_send(port, sender, raw) == (250, b"2.0.0 Stored")
+        assert wait_for(lambda: len(maildir_replies(tmp_path)) == 1, 15), serve.stderr
+        for pid in (sides["worker"], sides["sender"], serve.proc.pid):
+            os.kill(pid, signal.SIGINT)
         assert serve.proc.wait(EXIT_SECONDS) == 0, serve.stderr
-        assert gone(worker)
+        assert all(gone(pid) for pid in sides.values())
     finally:
         serve.close()
     assert "ERROR" not in serve.stderr and "Traceback" not in serve.stderr, serve.stderr
+    assert [r["In-Reply-To"] for r in maildir_replies(tmp_path)] == [message_id]
 
 
 @needs_proc
-def test_the_listener_stops_when_its_worker_dies(tmp_path):
-    """A worker that dies is said, and the listener stops with exit 1 (its supervisor
-    starts both again) rather than take mail nobody plays."""
-    serve, _port, worker = serve_and_worker(tmp_path, "orphan")
+@pytest.mark.parametrize("side", ["worker", "sender"])
+def test_the_listener_stops_when_another_process_dies(tmp_path, side):
+    """A worker or a sender that dies is said, and the listener stops with exit 1 (its
+    supervisor starts all again) rather than take mail nobody plays or answers; the
+    third process stops with it."""
+    serve, _port, sides = serve_and_sides(tmp_path, f"orphan-{side}")
     try:
-        os.kill(worker, signal.SIGKILL)
+        os.kill(sides[side], signal.SIGKILL)
         assert serve.proc.wait(EXIT_SECONDS) == 1, serve.stderr
+        assert all(gone(pid) for pid in sides.values())
     finally:
         serve.close()
-    assert re.search(r"ERROR pbmserv.server: the worker's process \(pid \d+\) ended; the listener stops too",
+    assert re.search(rf"ERROR pbmserv.server: the {side}'s process \(pid {sides[side]}\) ended; the listener stops too",
                      serve.stderr), serve.stderr
 
 
