@@ -169,13 +169,14 @@ class Server:
         """Process stored mail as soon as it arrives; stop after the mail in hand."""
         while True:
             await woken(self.work, POLL_SECONDS)
+            loop = asyncio.get_running_loop()
             try:
-                processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set)
+                processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set,
+                                                    lambda: loop.call_soon_threadsafe(self.replies_queued))
             except Exception:  # noqa: BLE001 - e.g. the database is locked: the mail stays queued
                 log.exception("reading the queue failed; trying again")
                 processed = 0
             if processed:
-                self.replies_queued()
                 self.schedule.set()  # the mail may have started or ended deadlines
                 self.robots.set()  # or given a robot its turn
             if self.stopping.is_set():

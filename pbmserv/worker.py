@@ -61,9 +61,10 @@ class Worker:
         # before groups, which keeps the workers close to the order of arrival.
         self.group = GROUP if sessions.kw["bind"].dialect.name == "sqlite" else 1
 
-    def run_pending(self, stop: Callable[[], bool] = lambda: False) -> int:
+    def run_pending(self, stop: Callable[[], bool] = lambda: False, played: Callable[[], None] = lambda: None) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
-        two groups of mails; the number processed. Mails never begun are played in
+        two groups of mails, calling `played()` after each group (its replies are
+        queued: the sender need not wait for the rest); the number processed. Mails never begun are played in
         groups (on SQLite: `self.group`); a mail begun before did not finish (the
         process died on it or on another mail of its group), so it is played alone:
         only a mail that kills the process is ever set aside."""
@@ -81,6 +82,8 @@ class Worker:
                 self.play_together(started)
             elif started:
                 self.play(started[0])
+            if started:
+                played()
             done += len(started)
         return done
 

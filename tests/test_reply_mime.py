@@ -62,7 +62,7 @@ BODIES = st.text(alphabet=st.sampled_from("ab |-+\n\r\u00e9\u2014"), max_size=30
 @settings(max_examples=200, deadline=None)
 @given(to=st.lists(st.sampled_from(["a@example.org", "bob.the.long.named@example.org", "\u00e9@example.org"]),
                    min_size=1, max_size=6),
-       subject=VALUES.filter(lambda text: not {"\r", "\n"} & set(text)),  # ours: one line
+       subject=VALUES.filter(lambda text: len(f"{text}.".splitlines()) == 1),  # ours: one line
        body=BODIES, html=st.one_of(st.none(), BODIES))
 def test_a_reply_has_the_bytes_the_standard_generator_writes(to, subject, body, html):
     mine = compose(CONFIG, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None, html)

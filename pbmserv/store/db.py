@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import fcntl
+import os
+import sqlite3
+import threading
 from pathlib import Path
 
 from alembic import command
@@ -35,7 +39,7 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True, immedi
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
-        engine = create_engine(parsed, connect_args={"timeout": busy_timeout})
+        engine = create_engine(parsed, connect_args={"timeout": busy_timeout, "factory": TurnTakingConnection})
         event.listen(engine, "connect", _sqlite_pragmas if durable else _sqlite_pragmas_fast)
         if immediate:
             event.listen(engine, "begin", _sqlite_begin)
@@ -72,7 +76,77 @@ def _sqlite_pragmas_fast(dbapi_connection, record) -> None:
 def _sqlite_begin(connection) -> None:
     # IMMEDIATE takes the write lock at once (waiting up to busy_timeout for it), so a
     # transaction that read first never fails later when it comes to write.
+    connection.connection.dbapi_connection.take_turn()
     connection.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+class TurnTakingConnection(sqlite3.Connection):
+    """A SQLite connection whose write transactions wait for their turn on a lock file
+    beside the database (`flock`), which the kernel hands to a waiter the moment a
+    transaction ends, in this process or another.
+
+    SQLite's own lock is waited for by sleeping between tries, longer the longer the
+    wait (1, 2, 5, ... 100 ms): while the worker played group after group, each
+    leaving the lock free for a few microseconds, the sender's process waited up to
+    three seconds to mark its replies sent, and sent nothing meanwhile. A transaction
+    holds its turn no longer than it holds SQLite's lock; where the lock file cannot
+    be opened (a database another user created), SQLite's own wait decides, as before."""
+
+    held = threading.local()  # `.turns`: the lock files this thread holds a turn on, never waited for twice
+
+    def __init__(self, database, *args, **kwargs):
+        super().__init__(database, *args, **kwargs)
+        self.turn_file: int | None = None
+        self.in_turn = False
+        path = os.fsdecode(database)
+        if path and path != ":memory:" and not path.startswith("file:"):
+            try:
+                self.turn_file = os.open(path + "-turn", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o660)
+                status = os.fstat(self.turn_file)
+                self.turn_key = (status.st_dev, status.st_ino)
+            except OSError:
+                self.turn_file = None
+
+    def take_turn(self) -> None:
+        turns = self.turns()
+        if self.turn_file is None or self.in_turn or self.turn_key in turns:
+            return
+        fcntl.flock(self.turn_file, fcntl.LOCK_EX)
+        self.in_turn = True
+        turns.add(self.turn_key)
+
+    def end_turn(self) -> None:
+        if self.in_turn:
+            self.in_turn = False
+            self.turns().discard(self.turn_key)
+            fcntl.flock(self.turn_file, fcntl.LOCK_UN)
+
+    @classmethod
+    def turns(cls) -> set:
+        if not hasattr(cls.held, "turns"):
+            cls.held.turns = set()
+        return cls.held.turns
+
+    def commit(self) -> None:
+        try:
+            super().commit()
+        finally:
+            self.end_turn()
+
+    def rollback(self) -> None:
+        try:
+            super().rollback()
+        finally:
+            self.end_turn()
+
+    def close(self) -> None:
+        try:
+            super().close()
+        finally:
+            self.end_turn()
+            if self.turn_file is not None:
+                os.close(self.turn_file)
+                self.turn_file = None
 
 
 def alembic_config(engine: Engine) -> AlembicConfig:
