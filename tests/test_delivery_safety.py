@@ -5,6 +5,7 @@ player's own mail vanish as a duplicate."""
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from datetime import datetime, timedelta
@@ -159,6 +160,31 @@ def test_the_maildir_writes_the_envelope_sender_as_return_path_first(tmp_path):
     with sessions() as session:  # the tag is the one bounced_reply knows
         sender = first.decode().partition("<")[2].rstrip(">")
         assert bounced_reply(session, "game@example.net", sender).id == 1
+
+
+def test_a_reply_whose_file_cannot_be_synced_is_neither_in_new_nor_counted(tmp_path, monkeypatch):
+    """The Maildir writes a batch's files before it syncs the first: a reply whose
+    sync fails is not linked into new/ (a reader must never see a file that may not
+    be on disk), stays queued, and goes out at the next pass; the others go out now."""
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["p1@example.org", "p2@example.org", "p3@example.org"])
+    transport = MaildirTransport(tmp_path / "box")
+    real_fsync, synced = os.fsync, []
+
+    def failing_second(fd):
+        synced.append(fd)
+        if len(synced) == 2:
+            raise OSError(5, "Input/output error")
+        real_fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", failing_second)
+    assert deliver_queued(sessions, transport, NOW) == 2
+    assert sorted(path.name for path in (tmp_path / "box" / "tmp").iterdir()) == []
+    assert len(list((tmp_path / "box" / "new").iterdir())) == 2
+    assert [row.status for row in rows(sessions)] == ["sent", "queued", "sent"]
+    monkeypatch.setattr(os, "fsync", real_fsync)
+    assert deliver_queued(sessions, transport, NOW + timedelta(hours=1)) == 1
+    assert len(list((tmp_path / "box" / "new").iterdir())) == 3
 
 
 def test_every_transport_knows_the_server_address(tmp_path):

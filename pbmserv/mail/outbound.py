@@ -9,6 +9,7 @@ claim their own replies (`deliver_queued`).
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import hashlib
 import io
@@ -265,16 +266,34 @@ class MaildirTransport:
 
     def deliver_batch(self, replies: list[tuple[list[str], bytes, str, str]]) -> list[Exception | None]:
         """Deliver (recipients, raw, message_id, sender) each; what went wrong with each
-        (None: delivered). The folder of read mail is listed once for the batch, and
-        `new/` is synced once after all its links, not once a file."""
+        (None: delivered). The folder of read mail is listed once for the batch; every
+        file is written before the first is synced (the first sync then carries the
+        others' blocks, and each disk flush was the listener's to wait behind), linked
+        into `new/` once synced, and `new/` synced once after all its links."""
         read = {name.partition(":")[0] for name in os.listdir(self.cur)}  # moved there by a reader
-        failures: list[Exception | None] = []
-        for _recipients, raw, message_id, sender in replies:
+        failures: list[Exception | None] = [None] * len(replies)
+        written = []  # (index, the open file, its path in tmp/, its path in new/)
+        for index, (_recipients, raw, message_id, sender) in enumerate(replies):
             try:
-                self._write(raw, message_id, sender, read)
-                failures.append(None)
+                begun = self._write(raw, message_id, sender, read)
+                if begun is not None:
+                    written.append((index, *begun))
             except Exception as error:  # noqa: BLE001 - one reply's failure is its own
-                failures.append(error)
+                failures[index] = error
+        for index, handle, temporary, final in written:
+            try:
+                with handle:
+                    if self.durable:
+                        os.fsync(handle.fileno())
+                try:
+                    os.link(temporary, final)  # unlike a rename, never replaces a file
+                except FileExistsError:
+                    pass
+                os.unlink(temporary)
+            except Exception as error:  # noqa: BLE001 - one reply's failure is its own
+                failures[index] = error
+                with contextlib.suppress(OSError):
+                    os.unlink(temporary)
         if self.durable and any(failure is None for failure in failures):
             try:
                 folder = os.open(self.new, os.O_RDONLY)
@@ -286,22 +305,24 @@ class MaildirTransport:
                 failures = [failure or error for failure in failures]
         return failures
 
-    def _write(self, raw: bytes, message_id: str, sender: str, read: set[str]) -> None:
+    def _write(self, raw: bytes, message_id: str, sender: str, read: set[str]):
+        """The reply written to a file in tmp/, left open: (the file, its path, its name
+        in new/); None if it is delivered already."""
         name = re.sub(r"[^A-Za-z0-9._-]", "_", message_id.strip("<>"))
         final = os.path.join(self.new, name)
         if name in read or os.path.exists(final):
-            return
+            return None
         temporary = os.path.join(self.tmp, f"{name}.{os.getpid()}")
-        with open(temporary, "wb") as handle:
-            handle.write(with_headers(raw, "Return-Path", [f"<{sender}>"]))
-            if self.durable:
-                handle.flush()
-                os.fsync(handle.fileno())
+        handle = open(temporary, "wb")
         try:
-            os.link(temporary, final)  # unlike a rename, never replaces a file
-        except FileExistsError:
-            pass
-        os.unlink(temporary)
+            handle.write(with_headers(raw, "Return-Path", [f"<{sender}>"]))
+            handle.flush()
+        except BaseException:
+            handle.close()
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+            raise
+        return handle, temporary, final
 
 
 class SmtpTransport:
