@@ -83,6 +83,17 @@ class Server:
     def wake_worker(self) -> None:
         self.work.set()
 
+    def woken(self) -> None:
+        """The process before this one stored mail (the listener) or queued replies (the
+        players): the spool's mover moves the mail and wakes the worker; without a spool
+        (PostgreSQL) the worker reads the queue itself; the sender delivers."""
+        if self.spool is not None and "worker" in self.roles:
+            self.spooled.set()
+        elif "worker" in self.roles:
+            self.work.set()
+        if "sender" in self.roles:
+            self.send.set()
+
     async def enqueue(self, raw: bytes, received_at: datetime, envelope_from: str | None) -> bool:
         """Store a mail straight into the inbound queue (no spool: PostgreSQL)."""
         return (await asyncio.to_thread(enqueue, self.sessions, raw, received_at, envelope_from))[1]
@@ -359,7 +370,7 @@ async def _woken_by(server: Server, pipe: int, signals: bool) -> None:
     stopped by its closing."""
     def woken() -> None:
         if os.read(pipe, 4096):
-            (server.spooled if "worker" in server.roles else server.send).set()
+            server.woken()
         else:  # the process before has closed its end: it stopped, or it died
             loop.remove_reader(pipe)
             server.stop()

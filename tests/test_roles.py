@@ -50,3 +50,24 @@ def test_all_roles_by_name_are_the_default(argument, monkeypatch):
     with pytest.raises(Started) as started:
         main(["serve", *argument.split()])
     assert started.value.args[0] == ("smtp", "worker", "sender", "scheduler", "robots")
+
+
+@pytest.mark.parametrize("roles, woken", [
+    (("worker", "scheduler", "robots"), {"sqlite": "spooled", "postgresql": "work"}),
+    (("sender",), {"sqlite": "send", "postgresql": "send"}),
+])
+def test_a_byte_from_the_process_before_wakes_what_this_one_does(tmp_path, serve_url, backend, roles, woken):
+    """`serve`'s processes wake each other through pipes (`Server.woken`). The players'
+    process, woken by the listener, has the spool's mover take the mail on SQLite, and
+    reads the queue itself on PostgreSQL, where the listener stores into it directly
+    (woken only by its poll, a move waited up to a second there); the sender's
+    process, woken by the players, delivers."""
+    from pbmserv.config import load_config
+    from pbmserv.server import Server
+    from pbmserv.store.db import open_database
+
+    config = load_config(None, environ={"PBMSERV_DATABASE_URL": serve_url})
+    server = Server(config, open_database(serve_url), roles=roles)
+    events = {name: getattr(server, name) for name in ("spooled", "work", "send")}
+    server.woken()
+    assert {name for name, event in events.items() if event.is_set()} == {woken[backend]}

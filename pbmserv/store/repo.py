@@ -83,8 +83,13 @@ def with_players():
 
 @cache  # built at the first use, after the mappers are configured
 def board_with_players():
+    """The board, locked until the transaction ends (PostgreSQL; SQLite's transaction
+    holds the whole database): a second worker with the next mail for the same board
+    waits for the first one's move instead of reading the board before it and
+    answering "not your turn"."""
     return (select(GameRecord).where(GameRecord.game_type == bindparam("game_type"),
-                                     GameRecord.board == bindparam("board")).options(with_players()))
+                                     GameRecord.board == bindparam("board")).options(with_players())
+            .with_for_update(of=GameRecord))
 
 
 def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:
