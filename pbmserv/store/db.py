@@ -97,7 +97,7 @@ class TurnTakingConnection(sqlite3.Connection):
     def __init__(self, database, *args, **kwargs):
         super().__init__(database, *args, **kwargs)
         self.turn_file: int | None = None
-        self.in_turn = False
+        self.in_turn: set | None = None  # while in a turn, the set of turns of the thread that took it
         path = os.fsdecode(database)
         if path and path != ":memory:" and not path.startswith("file:"):
             try:
@@ -109,16 +109,16 @@ class TurnTakingConnection(sqlite3.Connection):
 
     def take_turn(self) -> None:
         turns = self.turns()
-        if self.turn_file is None or self.in_turn or self.turn_key in turns:
+        if self.turn_file is None or self.in_turn is not None or self.turn_key in turns:
             return
         fcntl.flock(self.turn_file, fcntl.LOCK_EX)
-        self.in_turn = True
+        self.in_turn = turns  # the taking thread's: let go there even if ended from another
         turns.add(self.turn_key)
 
     def end_turn(self) -> None:
-        if self.in_turn:
-            self.in_turn = False
-            self.turns().discard(self.turn_key)
+        if self.in_turn is not None:
+            self.in_turn.discard(self.turn_key)
+            self.in_turn = None
             fcntl.flock(self.turn_file, fcntl.LOCK_UN)
 
     @classmethod
