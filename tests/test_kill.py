@@ -85,8 +85,12 @@ class Cluster:
 
     def __init__(self, tmp: Path, url: str, count: int = 3):
         self.ports = [free_port() for _ in range(count)]
-        self.servers = [ServeProcess(tmp, base_env(tmp, port, PBMSERV_DATABASE_URL=url), f"serve{n}")
-                        for n, port in enumerate(self.ports)]
+        # The idle boards' challenges were played three weeks ago: their replies, once
+        # delivered, are older than the 14 days a delivered reply is kept, and the
+        # scheduler's first retention pass would delete the rows this test counts (the
+        # sender's own process now delivers them before that pass).
+        env = dict(PBMSERV_DATABASE_URL=url, PBMSERV_LIMITS_KEEP_RAW_DAYS="60")
+        self.servers = [ServeProcess(tmp, base_env(tmp, port, **env), f"serve{n}") for n, port in enumerate(self.ports)]
         for server, port in zip(self.servers, self.ports):
             server.wait_listening(port)
         self.acked: list[str] = []  # Message-IDs that got a 250
