@@ -99,7 +99,10 @@ class Server:
         return (await asyncio.to_thread(enqueue, self.sessions, raw, received_at, envelope_from))[1]
 
     def stop(self) -> None:
-        """Begin a clean shutdown (SIGTERM, SIGINT)."""
+        """Begin a clean shutdown (SIGTERM, SIGINT, the pipe from the process before
+        closing); said once, however many of them come."""
+        if self.stopping.is_set():
+            return
         log.info("shutting down (%s)", ", ".join(self.roles))
         self.handler.stopping = True
         self.stopping.set()
