@@ -36,6 +36,9 @@ log = logging.getLogger(__name__)
 POLL_SECONDS = 1.0  # how soon mail stored by another process is noticed
 RETRY_SECONDS = 30.0  # how often deferred replies are looked at again
 DRAIN_SECONDS = 30.0  # how long shutdown waits for a transaction in hand
+# At most one delivery pass this often: under load a pass takes a batch instead of the
+# replies of one mail (on PostgreSQL the worker wakes the sender after every mail).
+SEND_GAP_SECONDS = 0.05
 WORKER_NICENESS = 10  # the worker's process yields the CPU to the listener's: a 250 is awaited, a board mail is not
 
 
@@ -238,8 +241,12 @@ class Server:
         Replies queued by another process (a worker, a scheduler or robots apart) are
         noticed by a light poll."""
         apart = not {"worker", "scheduler", "robots"} <= set(self.roles)
+        clock, last = asyncio.get_running_loop().time, -SEND_GAP_SECONDS
         while True:
             await woken(self.send, POLL_SECONDS if apart else RETRY_SECONDS)
+            if not self.stopping.is_set() and clock() - last < SEND_GAP_SECONDS:
+                await asyncio.sleep(SEND_GAP_SECONDS - (clock() - last))  # the replies queued meanwhile go too
+            last = clock()
             await self.deliver()
             if self.stopping.is_set():
                 return
