@@ -73,7 +73,7 @@ class Server:
         path = spool_path(config.smtp.spool, config.database.url) if {"smtp", "worker"} & set(roles) else None
         self.spool = Spool(path, config.database.url, config.database.busy_timeout) if path else None
         self.handler = InboundHandler(self.spool.keep if self.spool else self.enqueue, config.server.address,
-                                      self.spooled.set if self.spool else self.wake_worker,
+                                      self.mail_stored,
                                       max_recipients=config.smtp.max_recipients)
         self.work = asyncio.Event()
         self.send = asyncio.Event()
@@ -83,17 +83,16 @@ class Server:
         self.stopping = asyncio.Event()
         self.port: int | None = None  # the bound port, once listening
 
-    def wake_worker(self) -> None:
-        self.work.set()
+    def mail_stored(self) -> None:
+        """The spool's mover moves the mail and wakes the worker; without a spool
+        (PostgreSQL) the worker reads the queue itself."""
+        (self.spooled if self.spool is not None else self.work).set()
 
     def woken(self) -> None:
         """The process before this one stored mail (the listener) or queued replies (the
-        players): the spool's mover moves the mail and wakes the worker; without a spool
-        (PostgreSQL) the worker reads the queue itself; the sender delivers."""
-        if self.spool is not None and "worker" in self.roles:
-            self.spooled.set()
-        elif "worker" in self.roles:
-            self.work.set()
+        players)."""
+        if "worker" in self.roles:
+            self.mail_stored()
         if "sender" in self.roles:
             self.send.set()
 
@@ -184,9 +183,9 @@ class Server:
 
     async def work_loop(self) -> None:
         """Process stored mail as soon as it arrives; stop after the mail in hand."""
+        loop = asyncio.get_running_loop()
         while True:
             await woken(self.work, POLL_SECONDS)
-            loop = asyncio.get_running_loop()
             try:
                 processed = await asyncio.to_thread(self.worker.run_pending, self.stopping.is_set,
                                                     lambda: loop.call_soon_threadsafe(self.replies_queued))
@@ -284,8 +283,7 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
     to_players = os.pipe() if playing else None
     pipes = [end for pipe in (to_sender, to_players) if pipe for end in pipe]
     sides = {}  # name: pid
-    if sending:  # the sender stops on its own pipe's closing only: a Ctrl-C to the group must not
-        # stop it before the worker's last replies
+    if sending:  # it stops on its pipe's closing only: a Ctrl-C must not stop it before the worker's last replies
         sides["sender"] = start_side(config, sessions, sending, to_sender[0], None, parent, pipes, signals=False)
     if playing:
         sides[playing[0]] = start_side(config, sessions, playing, to_players[0], to_sender[1] if to_sender else None,

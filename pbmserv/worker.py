@@ -64,10 +64,10 @@ class Worker:
     def run_pending(self, stop: Callable[[], bool] = lambda: False, played: Callable[[], None] = lambda: None) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
         two groups of mails, calling `played()` after each group (its replies are
-        queued: the sender need not wait for the rest); the number processed. Mails never begun are played in
-        groups (on SQLite: `self.group`); a mail begun before did not finish (the
-        process died on it or on another mail of its group), so it is played alone:
-        only a mail that kills the process is ever set aside."""
+        queued: the sender need not wait for the rest); the number processed. Mails
+        never begun are played in groups (on SQLite: `self.group`); a mail begun before
+        did not finish (the process died on it or on another mail of its group), so it
+        is played alone: only a mail that kills the process is ever set aside."""
         with self.sessions() as session:
             pending = queued_inbound(session)
         done = 0

@@ -39,7 +39,9 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True, immedi
                 Path(parsed.database).parent.mkdir(parents=True, exist_ok=True)
             except OSError as error:
                 raise DatabaseError(f"cannot create the folder of database {parsed.database}: {error.strerror}") from None
-        engine = create_engine(parsed, connect_args={"timeout": busy_timeout, "factory": TurnTakingConnection})
+        # only a writer takes turns (`_sqlite_begin`): a reader needs no lock file
+        factory = {"factory": TurnTakingConnection} if immediate else {}
+        engine = create_engine(parsed, connect_args={"timeout": busy_timeout, **factory})
         event.listen(engine, "connect", _sqlite_pragmas if durable else _sqlite_pragmas_fast)
         if immediate:
             event.listen(engine, "begin", _sqlite_begin)
