@@ -28,7 +28,7 @@ from .mail.outbound import Mail
 from .render import render, render_board, render_board_html, render_html
 from .store.models import GameRecord, Seat, User
 from .store.movelog import Logged, append, log_of
-from .store.repo import next_board_number
+from .store.repo import next_board_number, save_board
 
 
 def seeded_rng(*parts: object) -> random.Random:
@@ -127,7 +127,7 @@ def record_action(session: Session, record: GameRecord, state: State, seat: int,
         record.vote = None  # nothing left to vote on
         rate(session, record, outcome)
     refresh_timers(record, state, now, actor=seat if seat >= 0 else None)
-    session.flush()
+    save_board(session, record)
     return state
 
 

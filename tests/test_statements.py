@@ -11,11 +11,13 @@ import re
 from datetime import timedelta
 
 import pytest
-from sqlalchemy import event, func, select
+from sqlalchemy import event, func, select, text
+from sqlalchemy.orm.exc import StaleDataError
 
 from conftest import Server, make_mail
 from pbmserv.store.models import Move
 from pbmserv.store.queue import enqueue
+from pbmserv.store.repo import find_game, save_board
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
 MOST = 8
@@ -103,6 +105,36 @@ def test_moves_played_through_another_server_on_the_same_database_are_read(serve
             assert all(f"#{number} {move}" in r.body and f"Next move: #{number + 1}" in r.body for r in replies)
     finally:
         other.sessions.kw["bind"].dispose()
+
+
+def test_a_board_is_saved_in_one_update_of_its_changed_columns_and_stays_saved(server):
+    """`save_board` writes what changed, bumps the version as the ORM would, and leaves
+    nothing for the commit to write again."""
+    started(server)
+    with server.sessions.begin() as session:
+        record = find_game(session, "superwari", 101)
+        version, record.result, record.nag_after = record.version, "a note", record.nag_after
+        [statement] = statements_of(server, lambda: save_board(session, record))
+        assert re.sub(r"%\(\w+\)s(::\w+)?", "?", statement) == \
+            "UPDATE games SET result=?, version=? WHERE games.id = ? AND games.version = ?"
+        assert record.version == version + 1
+        assert statements_of(server, session.commit) == []
+    with server.sessions() as session:
+        assert session.execute(text("SELECT result, version FROM games")).one() == ("a note", version + 1)
+
+
+def test_a_board_changed_since_it_was_read_is_not_overwritten(server):
+    """Another worker's change in between (its version moved on) raises StaleDataError,
+    which the worker answers by playing the mail again, and writes nothing."""
+    started(server)
+    with server.sessions() as session:
+        record = find_game(session, "superwari", 101)
+        session.connection().execute(text("UPDATE games SET version = version + 1, result = 'theirs'"))
+        record.result = "mine"
+        with pytest.raises(StaleDataError):
+            save_board(session, record)
+        assert session.connection().execute(text("SELECT result FROM games")).scalar() == "theirs"
+        session.rollback()
 
 
 def test_a_move_whose_mail_failed_is_not_remembered(server, monkeypatch):
