@@ -13,7 +13,6 @@ import secrets
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from functools import cached_property
 from typing import Any
 
 from sqlalchemy.orm import Session, object_session
@@ -25,7 +24,7 @@ from .replyto import reply_address
 from .games import Game, Outcome, State, get_game
 from .games.base import fill_seats
 from .mail.outbound import Mail
-from .render import render, render_board, render_board_html, render_html
+from .render import render, render_board
 from .store.models import GameRecord, Seat, User
 from .store.movelog import Logged, append, log_of
 from .store.repo import next_board_number, save_board
@@ -304,19 +303,14 @@ def away_until(user: User, now: datetime) -> datetime | None:
 
 @dataclass
 class Board:
-    """A board as one reader's mail shows it: `text` for the text/plain part, and the
-    same data drawn as HTML for the text/html part (`html`, made only for a mail that
-    carries one)."""
+    """A board as one reader's mail shows it: `text` for the text/plain part, and what
+    the text/html part draws it from (`render.board_html`, when the sender renders the
+    mail: `mail/outbound.py`)."""
 
     text: str
     context: dict[str, Any]  # what board.txt was given, but the drawing
     game: Game
     view: dict[str, Any]
-
-    @cached_property
-    def html(self) -> str:
-        drawing = render_board_html(self.game, self.view, self.context["names"])
-        return render_html("board.html", **self.context, drawing=drawing)
 
 
 def show_board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,

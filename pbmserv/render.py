@@ -95,3 +95,9 @@ def render_board_html(game, view: dict[str, Any], names: list[str]) -> str:
     """The same board as an HTML table: `templates/games/<name>.html`, from the same
     view data as the text template."""
     return render_html(f"games/{game.template.removesuffix('.txt')}.html", view=view, names=names)
+
+
+def board_html(game, view: dict[str, Any], context: dict[str, Any]) -> Markup:
+    """A board mail's board as HTML (`templates/board.html`), from the same data as its
+    text (`play.show_board`'s context) with the game's drawing of `view` in it."""
+    return render_html("board.html", **context, drawing=render_board_html(game, view, context["names"]))

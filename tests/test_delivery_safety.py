@@ -114,6 +114,51 @@ def test_any_error_delivering_a_reply_affects_that_reply_alone(tmp_path, batch, 
     assert [r.attempts for r in rows(sessions)] == [1, 1, 2, 1, 1]
 
 
+def draft(number: int, **changes) -> dict:
+    return dict(dict(sender=SERVER, to=[f"p{number}@example.org"], subject=f"reply {number}",
+                     message_id=f"<d{number}@localhost>", body="hi\n", date=NOW.isoformat(), in_reply_to=None,
+                     reply_to=None, html=None), **changes)
+
+
+def test_a_draft_that_cannot_be_rendered_fails_alone(tmp_path, caplog):
+    """The sender renders each reply from its draft; one that cannot be (a bug: here a
+    board of a game this server has no more) is failed with the error, its draft kept
+    for `pbmserv queue retry` once fixed, and the others are delivered and stored as
+    they were delivered."""
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    broken = draft(1, html=[["board", {"game": "nosuchgame", "view": {}, "context": {"names": []}}]])
+    with sessions.begin() as session:
+        for number, content in enumerate([broken, draft(2)], start=1):
+            session.add(Outbound(message_id=content["message_id"], recipients=content["to"], raw=b"",
+                                 draft=content, status="queued", attempts=0, error="", created_at=NOW))
+    transport = MemoryTransport(SERVER)
+    assert deliver_queued(sessions, transport, NOW) == 1
+    first, second = rows(sessions)
+    assert (first.status, first.attempts, first.raw, first.draft) == ("failed", 1, b"", broken)
+    assert first.error.startswith("AttributeError: ")
+    [(recipients, raw)] = transport.delivered
+    assert recipients == ["p2@example.org"] and b"Subject: reply 2\n" in raw
+    assert (second.status, second.raw, second.draft) == ("sent", raw, None)
+    assert "reply <d1@localhost> to ['p1@example.org'] failed for good" in caplog.text
+
+
+def test_the_worker_queues_drafts_and_the_sender_renders_them(server):
+    """A board mail waits in the queue as a draft, its bytes empty: the worker's
+    transaction renders no MIME; the sender's bytes are the same mail."""
+    server.signup("alice", "bob")
+    server.send("alice@example.org", "superwari challenge alice alice-pw bob")
+    server.count += 1
+    enqueue(server.sessions, make_mail("alice@example.org", "superwari move 101 alice alice-pw c", "",
+                                       date=server.clock, message_id="<draft-test@example.org>"), server.clock)
+    server.worker.run_pending()
+    queued = [row for row in rows(server.sessions) if row.status == "queued"]
+    assert len(queued) == 2 and all(row.raw == b"" and row.draft["html"] for row in queued)
+    replies = server.collect(lambda: None)
+    assert len(replies) == 2 and all(r.message.get_content_type() == "multipart/alternative" for r in replies)
+    sent = {row.id: row for row in rows(server.sessions)}
+    assert all(sent[row.id].draft is None and sent[row.id].raw.startswith(b"From: ") for row in queued)
+
+
 # --- 2. bounces tied to what was sent -----------------------------------------------------
 
 def test_every_reply_leaves_with_a_signed_envelope_sender_of_its_own(server):

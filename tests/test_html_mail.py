@@ -116,7 +116,7 @@ def test_player_texts_are_escaped_in_the_html_part(game, hostile):
 def test_the_html_part_stays_within_78_columns_on_the_wire_and_repeats_byte_for_byte(tmp_path):
     config = load_config(environ={}).with_overrides(server={"seed": "test"})
     page = "<p>" + "x" * 500 + " &amp; é</p>\n" * 3
-    raws = [compose(config, [ALICE], "Super-Wari Board 101", "Board\n", "<a.1@localhost>", config_time(), None,
+    raws = [compose(config.server.address, [ALICE], "Super-Wari Board 101", "Board\n", "<a.1@localhost>", config_time(), None,
                     None, page) for _ in range(2)]
     assert raws[0] == raws[1]  # the boundary comes from the Message-ID: a replay writes the same mail
     assert max(len(line) for line in raws[0].split(b"\n")) <= 78

@@ -65,10 +65,10 @@ BODIES = st.text(alphabet=st.sampled_from("ab |-+\n\r\u00e9\u2014"), max_size=30
        subject=VALUES.filter(lambda text: len(f"{text}.".splitlines()) == 1),  # ours: one line
        body=BODIES, html=st.one_of(st.none(), BODIES))
 def test_a_reply_has_the_bytes_the_standard_generator_writes(to, subject, body, html):
-    mine = compose(CONFIG, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None, html)
+    mine = compose(CONFIG.server.address, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None, html)
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(outbound, "as_bytes", lambda message: message.as_bytes())
-        standard = compose(CONFIG, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None,
+        standard = compose(CONFIG.server.address, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None,
                            html)
     assert mine == standard
     assert message_from_bytes(mine)["Message-ID"] == "<pbmserv.x.1.1@localhost>"

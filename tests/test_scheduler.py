@@ -96,7 +96,7 @@ def clock_game(monkeypatch, tmp_path):
     meaning.cache_clear()
     # the stand-in draws no board of its own: a one-line template
     monkeypatch.setattr("pbmserv.play.render_board", lambda game, view, names: f"Round {view['round']}\n")
-    monkeypatch.setattr("pbmserv.play.render_board_html", lambda game, view, names: f"<p>Round {view['round']}</p>")
+    monkeypatch.setattr("pbmserv.render.render_board_html", lambda game, view, names: f"<p>Round {view['round']}</p>")
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv("PBMSERV_SECURITY_PASSWORD_COST", "fast")
     yield

@@ -13,7 +13,7 @@ def test_an_unexpected_failure_keeps_the_mail_marked_failed_and_the_worker_goes_
     def broken(*args, **kwargs):
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("pbmserv.mail.outbound.compose", broken)
+    monkeypatch.setattr("pbmserv.mail.outbound.render", broken)  # the worker frames every reply
     assert server.send("alice@example.org", "superwari move 101 alice alice-pw c") == []
     monkeypatch.undo()
     with server.sessions() as session:
@@ -64,7 +64,7 @@ def test_failed_mail_is_listed_retried_and_dropped_by_the_admin(server, monkeypa
     def broken(*args, **kwargs):
         raise RuntimeError("renderer exploded")
 
-    monkeypatch.setattr("pbmserv.mail.outbound.compose", broken)
+    monkeypatch.setattr("pbmserv.mail.outbound.render", broken)  # the worker frames every reply
     server.send("alice@example.org", "list")
     server.send("bob@example.org", "help")
     monkeypatch.undo()

@@ -31,7 +31,8 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
-from ..render import fill, render, render_html
+from ..games import get_game
+from ..render import board_html, fill, render, render_html
 from ..store.models import Address, Outbound, User
 from ..store.queue import instance_token, queued_outbound, retry_later
 
@@ -58,10 +59,11 @@ class Mail:
 
 def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, now: datetime,
                 in_reply_to: str | None = None, inbound_id: int | None = None) -> None:
-    """Render `mails` in the common frame and add them to the outbound queue, in the
-    caller's transaction. `key` makes the Message-IDs unique and stable (the inbound
-    mail's id, or the deadline that caused them). A mail that shows boards gets an
-    HTML part too, unless a reader of it chose `html off`."""
+    """Add `mails` to the outbound queue as drafts, in the caller's transaction; the
+    sender renders each (`render_draft`) before it delivers it, outside the worker's
+    transaction and process. `key` makes the Message-IDs unique and stable (the
+    inbound mail's id, or the deadline that caused them). A mail that shows boards
+    gets an HTML part too, unless a reader of it chose `html off`."""
     instance = instance_token(session, config.server.seed)
     text_only = plain_readers(session, [mail for mail in mails if mail.boards and mail.html is None])
     rows = []
@@ -69,12 +71,13 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         if not mail.to:
             continue
         message_id = f"<pbmserv.{instance}.{key}.{number}@{config.domain}>"
-        body = render("frame.txt", body=fill(mail.body), address=config.server.address)
         html = None
         if mail.boards and mail.html is not False and not text_only & {address.lower() for address in mail.to}:
-            html = html_body(config, mail)
-        raw = compose(config, mail.to, mail.subject, body, message_id, now, in_reply_to, mail.reply_to, html)
-        rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=raw,
+            html = html_pieces(mail)
+        draft = dict(sender=config.server.address, to=mail.to, subject=mail.subject, message_id=message_id,
+                     body=render("frame.txt", body=fill(mail.body), address=config.server.address),
+                     date=now.isoformat(), in_reply_to=in_reply_to, reply_to=mail.reply_to, html=html)
+        rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=b"", draft=draft,
                          status="queued", attempts=0, error="", created_at=now))
     if rows:  # one statement for them all
         session.execute(QUEUE_REPLIES, rows)
@@ -95,33 +98,46 @@ def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
     return set(session.scalars(PLAIN_READERS, {"addresses": list(addresses)}))
 
 
-def html_body(config: Config, mail: Mail) -> str:
-    """The HTML part of a mail that shows boards: its text around the boards as
-    paragraphs, each board drawn from its view data (`templates/board.html`)."""
-    pieces: list[tuple[str, str]] = []
+def html_pieces(mail: Mail) -> list[list]:
+    """What the HTML part of a mail that shows boards is drawn from: its text around the
+    boards, as ["text", text] and ["board", what its drawing needs] (`play.Board`)."""
+    pieces: list[list] = []
     rest = mail.body
     for board in mail.boards:
         before, found, after = rest.partition(board.text.rstrip("\n"))
         if not found:  # a body that does not show the board as drawn: text only
             continue
-        pieces += [("text", before.strip("\n")), ("board", board.html)]
+        pieces += [["text", before.strip("\n")],
+                   ["board", dict(game=board.game.name, view=board.view, context=board.context)]]
         rest = after
-    pieces.append(("text", rest.strip("\n")))
-    return render_html("frame.html", pieces=[(kind, part) for kind, part in pieces if part], subject=mail.subject,
-                       address=config.server.address, reply_to=mail.reply_to)
+    pieces.append(["text", rest.strip("\n")])
+    return [piece for piece in pieces if piece[1]]
 
 
-def compose(config: Config, to: list[str], subject: str, body: str, message_id: str, date: datetime,
+def render_draft(draft: dict) -> bytes:
+    """A queued reply's bytes: its text and, for a mail that shows boards, the same text
+    around each board drawn as HTML (`templates/frame.html` and `board.html`)."""
+    html = None
+    if draft["html"] is not None:
+        pieces = [(kind, board_html(get_game(part["game"]), part["view"], part["context"]) if kind == "board"
+                   else part) for kind, part in draft["html"]]
+        html = render_html("frame.html", pieces=pieces, subject=draft["subject"], address=draft["sender"],
+                           reply_to=draft["reply_to"])
+    return compose(draft["sender"], draft["to"], draft["subject"], draft["body"], draft["message_id"],
+                   datetime.fromisoformat(draft["date"]), draft["in_reply_to"], draft["reply_to"], html)
+
+
+def compose(sender: str, to: list[str], subject: str, body: str, message_id: str, date: datetime,
             in_reply_to: str | None, reply_to: str | None = None, html: str | None = None) -> bytes:
-    """A reply, threaded to the command mail, marked as automatic: plain text, or
-    `multipart/alternative` with `html` after the same text (the part a client that
-    draws HTML shows).
+    """A reply from `sender` (the server's address), threaded to the command mail,
+    marked as automatic: plain text, or `multipart/alternative` with `html` after the
+    same text (the part a client that draws HTML shows).
 
     Built with the standard library's compat32 `Message`, whose headers are kept as
     given: six times cheaper than `EmailMessage`, which parses every header it is
     handed (our headers are ours, and only a Subject may need encoding)."""
     message = Message()
-    message["From"] = config.server.address
+    message["From"] = sender
     message["To"] = ", ".join(to)
     message["Subject"] = subject if subject.isascii() else Header(subject, "utf-8")
     message["Date"] = email.utils.format_datetime(date.replace(tzinfo=timezone.utc))
@@ -385,19 +401,35 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
     delivered = 0
     while True:
         with sessions() as session:
-            due = [(row.id, row.recipients, row.raw, row.message_id,
+            due = [(row.id, row.recipients, row.raw, row.draft, row.message_id,
                     envelope_sender(session, transport.server_address, row.id))
                    for row in queued_outbound(session, now, limit=transport.batch)]
             if session.bind.dialect.name == "sqlite":
                 session.close()  # its write lock is let go; the outcomes take it again
-            failures = deliver_all(transport, [(recipients, raw, message_id, sender)
-                                               for _id, recipients, raw, message_id, sender in due])
-            outcomes = [(row_id, recipients, message_id, failure)
-                        for (row_id, recipients, _raw, message_id, _sender), failure in zip(due, failures)]
+            rendered = [rendering(raw, draft) for _id, _recipients, raw, draft, _message_id, _sender in due]
+            failures = [failure for _raw, failure in rendered]
+            ready = [index for index, failure in enumerate(failures) if failure is None]
+            replies = [(due[index][1], rendered[index][0], due[index][4], due[index][5]) for index in ready]
+            for index, failure in zip(ready, deliver_all(transport, replies)):
+                failures[index] = failure
+            outcomes = [(row_id, recipients, message_id, raw if draft is not None else None, failure)
+                        for (row_id, recipients, _raw, draft, message_id, _sender), (raw, _), failure
+                        in zip(due, rendered, failures)]
             delivered += record_outcomes(session, outcomes, now)
             session.commit()
         if len(due) < transport.batch:
             return delivered
+
+
+def rendering(raw: bytes, draft: dict | None) -> tuple[bytes, Exception | None]:
+    """A queued reply's bytes (rendered from its draft, unless that was done before) and
+    what went wrong rendering them (None): a bug in one draft is that reply's alone."""
+    if draft is None:
+        return raw, None
+    try:
+        return render_draft(draft), None
+    except Exception as error:  # noqa: BLE001 - the reply fails, for good; the others go on
+        return b"", error
 
 
 def deliver_all(transport, replies: list[tuple[list[str], bytes, str, str]]) -> list[Exception | None]:
@@ -417,22 +449,33 @@ def deliver_all(transport, replies: list[tuple[list[str], bytes, str, str]]) -> 
 
 
 outbound = Outbound.__table__.c
-MARK_SENT = (update(Outbound.__table__).where(outbound.id.in_(bindparam("ids", expanding=True)))  # built once
+# built once
+MARK_SENT = (update(Outbound.__table__).where(outbound.id.in_(bindparam("ids", expanding=True)))
              .values(status="sent", attempts=outbound.attempts + 1))
+MARK_RENDERED_SENT = (update(Outbound.__table__).where(outbound.id == bindparam("row_id"))
+                      .values(status="sent", attempts=outbound.attempts + 1, raw=bindparam("rendered"), draft=None))
 
 
 def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
-    """Mark delivered replies sent (in one statement); those that failed for a reason
+    """Mark delivered replies sent (in one statement, and one more for those rendered
+    now, whose bytes take the place of their drafts); those that failed for a reason
     retrying may cure (an OSError: connections, timeouts, the relay's 4xx) for a retry,
     any other failed (a 5xx, an address the relay cannot take, a bug: an admin may retry
-    it with `pbmserv queue retry`); the number delivered."""
-    sent = [row_id for row_id, _recipients, _message_id, failure in outcomes if failure is None]
+    it with `pbmserv queue retry`); the number delivered. Outcomes are (id, recipients,
+    Message-ID, the bytes rendered now or None, what went wrong or None)."""
+    sent = [row_id for row_id, _recipients, _message_id, raw, failure in outcomes if failure is None and raw is None]
     if sent:
         session.execute(MARK_SENT, {"ids": sent})
-    for row_id, recipients, message_id, failure in outcomes:
+    rendered = [dict(row_id=row_id, rendered=raw)
+                for row_id, _recipients, _message_id, raw, failure in outcomes if failure is None and raw is not None]
+    if rendered:
+        session.execute(MARK_RENDERED_SENT, rendered)
+    for row_id, recipients, message_id, raw, failure in outcomes:
         if failure is None:
             continue
         row = session.get(Outbound, row_id)
+        if raw:  # rendered: it is retried as it was sent
+            row.raw, row.draft = raw, None
         if not isinstance(failure, OSError):  # smtplib's errors are OSErrors too
             reason = str(failure) if isinstance(failure, PermanentFailure) else describe(failure)
             row.status, row.error = "failed", reason
@@ -447,7 +490,7 @@ def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
                           GIVE_UP_AFTER, row.error)
             else:
                 log.warning("reply %s to %s deferred: %s", message_id, recipients, row.error)
-    return len(sent)
+    return len(sent) + len(rendered)
 
 
 def describe(error: Exception) -> str:

@@ -284,14 +284,16 @@ class Inbound(Base):
 
 
 class Outbound(Base):
-    """A rendered reply waiting for (or done with) delivery."""
+    """A reply waiting for (or done with) delivery: queued as a draft, rendered to
+    `raw` by the sender (`mail/outbound.py`)."""
 
     __tablename__ = "outbound"
     id: Mapped[int] = mapped_column(primary_key=True)
     inbound_id: Mapped[int | None] = mapped_column(ForeignKey("inbound.id"), nullable=True)
     message_id: Mapped[str] = mapped_column(String(998), unique=True)
     recipients: Mapped[list[str]] = mapped_column(JSON)
-    raw: Mapped[bytes] = mapped_column(LargeBinary)
+    raw: Mapped[bytes] = mapped_column(LargeBinary)  # b"" until the sender renders the draft
+    draft: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)  # None once rendered
     status: Mapped[str] = mapped_column(String(16), index=True)  # queued | sent | failed
     attempts: Mapped[int] = mapped_column(Integer, default=0)
     next_attempt_at: Mapped[datetime | None] = mapped_column(DateTime, nullable=True)
