@@ -6,6 +6,7 @@ from their move log."""
 from __future__ import annotations
 
 import base64
+import json
 import email.utils
 import re
 from datetime import timedelta
@@ -13,10 +14,12 @@ from email.message import EmailMessage
 
 from sqlalchemy import select
 
+from conftest import make_mail
 from pbmserv.cli import main
 from pbmserv.play import current_state, engine_of, replay
 from pbmserv.scheduler import RETAINED, keep_alive
 from pbmserv.store.models import GameRecord, Inbound, Outbound, RateEvent, Setting
+from pbmserv.store.queue import enqueue
 from pbmserv.store.retention import BATCH, masked_command_mail, masked_reply, retain
 
 ALICE, BOB = "alice@example.org", "bob@example.org"
@@ -38,6 +41,29 @@ def encoded_mail(server, sender: str, subject: str, body: str, cte: str) -> byte
 def rows(server, model) -> list:
     with server.sessions() as session:
         return list(session.scalars(select(model).order_by(model.id)))
+
+
+def test_a_failed_reply_left_a_draft_loses_its_tokens_too(make_server):
+    """A reply whose rendering failed keeps its draft, not bytes: retention masks the
+    reply-to-play tags in the draft as in a reply's bytes."""
+    server = make_server()
+    server.send(ALICE, "signup alice alice-pw1")
+    server.send(BOB, "signup bob bob-pw22")
+    server.send(ALICE, "superwari challenge alice alice-pw1 bob")
+    server.count += 1
+    enqueue(server.sessions, make_mail(ALICE, "superwari move 101 alice alice-pw1 c", date=server.clock,
+                                       message_id="<left-a-draft@example.org>"), server.clock)
+    server.worker.run_pending()
+    with server.sessions.begin() as session:
+        row = next(row for row in session.scalars(select(Outbound)) if row.draft and row.draft["reply_to"])
+        row.status, tagged = "failed", row.draft["reply_to"]
+    server.clock += timedelta(days=server.config.limits.keep_raw_days + 1)
+    assert retain(server.sessions, server.config, server.clock).scrubbed == 1
+    with server.sessions() as session:
+        draft = session.get(Outbound, row.id).draft
+    text = json.dumps(draft)
+    assert tagged.encode() not in text.encode() and "pbmserv+********@localhost" in text
+    assert draft["subject"] == row.draft["subject"] and not HEX16.search(text.encode())
 
 
 def test_after_keep_raw_days_no_password_or_token_is_left_and_nothing_recent_is_touched(make_server):

@@ -117,7 +117,7 @@ def test_a_board_is_saved_in_one_update_of_its_changed_columns_and_stays_saved(s
         [statement] = statements_of(server, lambda: save_board(session, record))
         assert re.sub(r"%\(\w+\)s(::\w+)?", "?", statement) == \
             "UPDATE games SET result=?, version=? WHERE games.id = ? AND games.version = ?"
-        assert record.version == version + 1
+        assert record.version == version + 1 and record not in session.dirty
         assert statements_of(server, session.commit) == []
     with server.sessions() as session:
         assert session.execute(text("SELECT result, version FROM games")).one() == ("a note", version + 1)

@@ -116,18 +116,21 @@ def save_board(session: Session, record: GameRecord) -> None:
     if state.key is None:  # a new board: the unit of work inserts it
         session.flush()
         return
-    changed = {key: state.dict[key] for key, before in state.committed_state.items()
-               if key in BOARD_COLUMNS and state.dict[key] != before}
-    if not changed:
-        return
-    version = record.version
-    result = session.connection().execute(  # the session's would flush the same changes first
-        SAVE_BOARD, dict(changed, version=version + 1, board_id=record.id, board_version=version))
-    if result.rowcount != 1:
-        raise StaleDataError(f"board {record.id} was changed by another transaction (version {version})")
-    for key, value in changed.items():
-        set_committed_value(record, key, value)
-    set_committed_value(record, "version", version + 1)
+    assigned = [key for key in state.committed_state if key in BOARD_COLUMNS]
+    changed = {key: state.dict[key] for key in assigned if state.dict[key] != state.committed_state[key]}
+    if changed:
+        version = record.version
+        result = session.connection().execute(  # the session's would flush the same changes first
+            SAVE_BOARD, dict(changed, version=version + 1, board_id=record.id, board_version=version))
+        if result.rowcount != 1:
+            raise StaleDataError(f"board {record.id} was changed by another transaction (version {version})")
+        set_committed_value(record, "version", version + 1)
+    if len(assigned) == len(state.committed_state):  # only columns: the board is saved whole
+        # and no longer "modified", which the next flush would look into for nothing (0.27 ms)
+        state._commit_all(state.dict, session.identity_map)
+    else:  # a collection changed too: the unit of work writes it, and leaves these be
+        for key in assigned:
+            set_committed_value(record, key, state.dict[key])
 
 
 def game_by_id(session: Session, game_id: int) -> GameRecord | None:

@@ -13,6 +13,7 @@ the database for long; `serve` runs it about once an hour and `tick` once a run.
 
 from __future__ import annotations
 
+import json
 import logging
 import re
 from dataclasses import dataclass
@@ -101,8 +102,9 @@ def scrub_failed_outbound(sessions: sessionmaker[Session], config: Config, cutof
                 .order_by(Outbound.id).limit(BATCH).with_for_update(skip_locked=True)).all()
             for row in rows:
                 scrubbed = masked_reply(row.raw, config.server.address)
-                if scrubbed != row.raw:
-                    row.raw = scrubbed
+                draft = row.draft and json.loads(masked_reply(json.dumps(row.draft).encode(), config.server.address))
+                if scrubbed != row.raw or draft != row.draft:  # a draft left: its rendering failed
+                    row.raw, row.draft = scrubbed, draft
                     changed += 1
         if len(rows) < BATCH:
             return changed
