@@ -74,9 +74,9 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         html = None
         if mail.boards and mail.html is not False and not text_only & {address.lower() for address in mail.to}:
             html = html_pieces(mail)
-        draft = dict(sender=config.server.address, to=mail.to, subject=mail.subject, message_id=message_id,
+        draft = dict(sender=config.server.address, subject=mail.subject, in_reply_to=in_reply_to,
                      body=render("frame.txt", body=fill(mail.body), address=config.server.address),
-                     date=now.isoformat(), in_reply_to=in_reply_to, reply_to=mail.reply_to, html=html)
+                     reply_to=mail.reply_to, html=html)  # its recipients, Message-ID and date are the row's
         rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=b"", draft=draft,
                          status="queued", attempts=0, error="", created_at=now))
     if rows:  # one statement for them all
@@ -114,7 +114,7 @@ def html_pieces(mail: Mail) -> list[list]:
     return [piece for piece in pieces if piece[1]]
 
 
-def render_draft(draft: dict) -> bytes:
+def render_draft(draft: dict, recipients: list[str], message_id: str, date: datetime) -> bytes:
     """A queued reply's bytes: its text and, for a mail that shows boards, the same text
     around each board drawn as HTML (`templates/frame.html` and `board.html`)."""
     html = None
@@ -123,8 +123,8 @@ def render_draft(draft: dict) -> bytes:
                    else part) for kind, part in draft["html"]]
         html = render_html("frame.html", pieces=pieces, subject=draft["subject"], address=draft["sender"],
                            reply_to=draft["reply_to"])
-    return compose(draft["sender"], draft["to"], draft["subject"], draft["body"], draft["message_id"],
-                   datetime.fromisoformat(draft["date"]), draft["in_reply_to"], draft["reply_to"], html)
+    return compose(draft["sender"], recipients, draft["subject"], draft["body"], message_id, date,
+                   draft["in_reply_to"], draft["reply_to"], html)
 
 
 def compose(sender: str, to: list[str], subject: str, body: str, message_id: str, date: datetime,
@@ -401,33 +401,31 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
     delivered = 0
     while True:
         with sessions() as session:
-            due = [(row.id, row.recipients, row.raw, row.draft, row.message_id,
-                    envelope_sender(session, transport.server_address, row.id))
+            due = [(row, envelope_sender(session, transport.server_address, row.id))
                    for row in queued_outbound(session, now, limit=transport.batch)]
             if session.bind.dialect.name == "sqlite":
                 session.close()  # its write lock is let go; the outcomes take it again
-            rendered = [rendering(raw, draft) for _id, _recipients, raw, draft, _message_id, _sender in due]
+            rendered = [rendering(row) for row, _sender in due]
             failures = [failure for _raw, failure in rendered]
-            ready = [index for index, failure in enumerate(failures) if failure is None]
-            replies = [(due[index][1], rendered[index][0], due[index][4], due[index][5]) for index in ready]
-            for index, failure in zip(ready, deliver_all(transport, replies)):
+            ready = {index: (row.recipients, raw, row.message_id, sender)
+                     for index, ((row, sender), (raw, failure)) in enumerate(zip(due, rendered)) if failure is None}
+            for index, failure in zip(ready, deliver_all(transport, list(ready.values()))):
                 failures[index] = failure
-            outcomes = [(row_id, recipients, message_id, raw if draft is not None else None, failure)
-                        for (row_id, recipients, _raw, draft, message_id, _sender), (raw, _), failure
-                        in zip(due, rendered, failures)]
+            outcomes = [(row.id, row.recipients, row.message_id, raw if row.draft is not None else None, failure)
+                        for (row, _sender), (raw, _), failure in zip(due, rendered, failures)]
             delivered += record_outcomes(session, outcomes, now)
             session.commit()
         if len(due) < transport.batch:
             return delivered
 
 
-def rendering(raw: bytes, draft: dict | None) -> tuple[bytes, Exception | None]:
+def rendering(row) -> tuple[bytes, Exception | None]:
     """A queued reply's bytes (rendered from its draft, unless that was done before) and
     what went wrong rendering them (None): a bug in one draft is that reply's alone."""
-    if draft is None:
-        return raw, None
+    if row.draft is None:
+        return row.raw, None
     try:
-        return render_draft(draft), None
+        return render_draft(row.draft, row.recipients, row.message_id, row.created_at), None
     except Exception as error:  # noqa: BLE001 - the reply fails, for good; the others go on
         return b"", error
 

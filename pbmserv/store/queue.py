@@ -75,7 +75,8 @@ STORE = {name: insert(Inbound.__table__).values(
 QUEUED_INBOUND = select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id)
 DUE = bindparam("now", type_=Outbound.next_attempt_at.type)
 outbound = Outbound.__table__.c
-QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbound.draft, outbound.message_id)
+QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbound.draft, outbound.message_id,
+                          outbound.created_at)
                    .where(outbound.status == "queued",
                           outbound.next_attempt_at.is_(None) | (outbound.next_attempt_at <= DUE))
                    .order_by(outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
@@ -129,7 +130,7 @@ def queued_inbound(session: Session) -> list[tuple[int, int]]:
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
     """Replies due at `now`, oldest first, claimed: on PostgreSQL they stay locked until
     `session`'s transaction ends, and another sender skips them meanwhile. Rows of
-    (id, recipients, raw, draft, message_id), not objects: the sender writes its
+    (id, recipients, raw, draft, message_id, created_at), not objects: the sender writes its
     outcomes in statements of its own (`outbound.record_outcomes`)."""
     return session.execute(QUEUED_OUTBOUND, {"now": now, "limit": limit}).all()
 
