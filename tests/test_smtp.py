@@ -15,6 +15,7 @@ from datetime import datetime, timedelta
 
 import pytest
 from aiosmtpd.controller import Controller
+from hypothesis import given, settings, strategies as st
 from sqlalchemy import select
 
 from conftest import maildir_messages, plain
@@ -243,3 +244,76 @@ def test_relay_failures_are_retried_with_backoff_or_recorded(tmp_path):
     finally:
         if relay.controller.server is not None:
             relay.controller.stop()
+
+
+# --- the listener's reading of MAIL FROM and RCPT TO ------------------------------------
+
+def listener_pair():
+    """Our listener's SMTP protocol object and the library's own, on one handler."""
+    from aiosmtpd.smtp import SMTP as LibrarySMTP
+
+    from pbmserv.mail.smtp import InboundHandler, smtp_factory
+
+    async def make():
+        handler = InboundHandler(keep=None, address=SERVER)
+        return smtp_factory(handler, "localhost", 20000)(), LibrarySMTP(handler, hostname="localhost")
+
+    return asyncio.run(make())
+
+
+LISTENERS = listener_pair()
+PATH_TEXT = st.text(alphabet="ab.-+_@<>() \t\"[]\\,:;%!é\x0b", max_size=24)
+
+
+@settings(max_examples=3000, deadline=None)
+@given(arg=st.one_of(PATH_TEXT, st.builds(lambda a, b: f"<{a}>{b}", PATH_TEXT, PATH_TEXT)))
+def test_the_listener_reads_an_address_exactly_as_aiosmtpd_does(arg):
+    """`plain_path` takes the common shape without the library's parser: whatever the
+    argument, the address and parameters it gives are the library's own, and where
+    the email package's parser breaks (`IndexError` on a lone `"`, `AttributeError`
+    on `.@[`), it is a malformed address (553), not a failure to retry (451)."""
+    ours, library = LISTENERS
+    try:
+        expected = library._getaddr(arg)
+    except Exception:  # noqa: BLE001
+        expected = (None, None)
+    assert ours._getaddr(arg) == expected
+
+
+@pytest.mark.parametrize("arg, expected", [
+    ("<alice@example.org>", ("alice@example.org", "")),
+    ("<alice@example.org> SIZE=1200 BODY=8BITMIME", ("alice@example.org", "SIZE=1200 BODY=8BITMIME")),
+    ("<alice@example.org>\t \tSIZE=1", ("alice@example.org", "SIZE=1")),
+    ("<alice@example.org> (a comment) SIZE=1", ("alice@example.org", "SIZE=1")),
+    ('<"al ice"@example.org>', ('"al ice"@example.org', "")),
+    ("<alice@[127.0.0.1]>", ("alice@[127.0.0.1]", "")),
+    ("<alice@@example.org>", (None, None)),
+    ("<>", ("<>", "")),  # the null sender, as the library gives it
+])
+def test_the_listener_reads_the_shapes_of_addresses(arg, expected):
+    ours, library = LISTENERS
+    assert ours._getaddr(arg) == library._getaddr(arg) == expected
+
+
+def test_an_address_the_parser_breaks_on_is_refused_and_the_connection_goes_on(running):
+    """Over a real socket: `MAIL FROM:"` broke the email package's parser inside
+    aiosmtpd, and the listener answered 451 (try again later), so a sending MTA
+    would have retried a path it can never send; now a 553, and the same
+    connection still takes a mail."""
+    with running.client() as client:
+        client.ehlo()
+        assert client.docmd("MAIL FROM:", '"') == (553, b"5.1.3 Error: malformed address")
+        assert client.docmd("MAIL FROM:", ".@[") == (553, b"5.1.3 Error: malformed address")
+        assert client.docmd("MAIL FROM:", "<player@example.org> SIZE=300") == (250, b"OK")
+        assert client.docmd("RCPT TO:", '"') == (553, b"5.1.3 Error: malformed address")
+        assert client.rcpt(SERVER) == (250, b"OK")
+        assert client.data(b"From: player@example.org\r\nSubject: list\r\nMessage-ID: <two@x>\r\n\r\n\r\n") == (
+            250, b"2.0.0 Stored")
+    assert [r["Subject"] for r in running.replies(1)] == ["pbmserv list"]
+
+
+def test_a_local_part_over_the_limit_is_refused_as_by_the_library():
+    ours, library = listener_pair()
+    ours.local_part_limit = library.local_part_limit = 5
+    assert ours._getaddr("<abcdef@example.org>") == library._getaddr("<abcdef@example.org>") == (None, None)
+    assert ours._getaddr("<abcde@example.org>") == ("abcde@example.org", "")

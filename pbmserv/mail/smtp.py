@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import re
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timezone
 
@@ -98,6 +99,29 @@ def with_recipients(envelope: Envelope) -> bytes:
     return with_headers(envelope.original_content or b"", "X-Original-To", list(unique.values()))
 
 
+ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+# `<local@domain>` of plain ASCII dot-atoms, as nearly every MAIL FROM and RCPT TO is
+PLAIN_PATH = re.compile(rf"<({ATEXT}(?:\.{ATEXT})*@{ATEXT}(?:\.{ATEXT})*)>")
+
+
+def plain_path(arg: str) -> tuple[str, str] | None:
+    """The address and the parameters of a MAIL FROM or RCPT TO argument of the plain
+    shape, exactly as aiosmtpd's `SMTP._getaddr` gives them (the email package's
+    `get_angle_addr`, which also drops the white space after `>`); None for any
+    other shape, which the library parses. The library's version defines a
+    `typing.Protocol` class at each call, and with the parser took a sixth of the
+    listener's time on a mail (twice 120 us on this machine, 1.3 us this way)."""
+    match = PLAIN_PATH.match(arg)
+    if match is None:
+        return None
+    rest = arg[match.end():]
+    if rest[:1] in (" ", "\t"):
+        rest = rest.lstrip()
+    if rest[:1] == "(":  # a comment: the library's to read
+        return None
+    return match.group(1), rest
+
+
 def smtp_factory(handler: InboundHandler, hostname: str, max_size: int, protocol: str = "smtp") -> Callable[[], SMTP]:
     """Protocol factory for `loop.create_server`, speaking SMTP or LMTP. The hostname
     is given so that no DNS look-up happens on connect; each connection is tracked so
@@ -111,5 +135,14 @@ def smtp_factory(handler: InboundHandler, hostname: str, max_size: int, protocol
         def connection_lost(self, error) -> None:
             handler.connections.discard(self)
             super().connection_lost(error)
+
+        def _getaddr(self, arg: str) -> tuple[str | None, str | None]:
+            plain = plain_path(arg)
+            if plain is None or (self.local_part_limit and len(plain[0].rpartition("@")[0]) > self.local_part_limit):
+                try:
+                    return super()._getaddr(arg)
+                except Exception:  # noqa: BLE001 - the email package's parser breaks on some (`"`, `.@[`)
+                    return None, None  # 553 malformed address
+            return plain
 
     return lambda: TrackedSMTP(handler, hostname=hostname, data_size_limit=max_size, ident="pbmserv")
