@@ -35,6 +35,7 @@ from .mail.parse import CommandLine, recipients, reply_move, strip_subject
 from .render import compile_templates, render
 from .play import current_state, engine_of
 from .replyto import token_seat
+from .store.db import tables
 from .store.models import Inbound
 from .store.queue import queued_inbound
 from .mail.bounces import failed_recipients
@@ -139,7 +140,7 @@ class Worker:
         not be counted twice for one start."""
         with self.sessions.begin() as session:
             started = {inbound_id: starts for inbound_id, starts in
-                       session.execute(START, {"ids": inbound_ids, "seen": seen})}
+                       tables(session).execute(START, {"ids": inbound_ids, "seen": seen})}
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
             if dying:
                 log.error("mails %s %s", dying, SET_ASIDE)
@@ -190,7 +191,7 @@ def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
     leave a mail started, queued and never played when another worker's start had
     locked it for that moment. Locked until the transaction ends: another worker's
     start skips them meanwhile."""
-    found = session.execute(CLAIM, {"ids": inbound_ids}).all()
+    found = tables(session).execute(CLAIM, {"ids": inbound_ids}).all()
     rows = []
     for values in sorted(found, key=lambda values: values.id):
         row = Inbound(status="done", processed_at=values.received_at, **values._asdict())

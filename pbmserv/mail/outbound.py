@@ -33,6 +33,7 @@ from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
 from ..games import get_game
 from ..render import board_html, fill, render, render_html
+from ..store.db import tables
 from ..store.models import Address, Outbound, User
 from ..store.queue import instance_token, queued_outbound, retry_later
 
@@ -80,7 +81,7 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=b"", draft=draft,
                          status="queued", attempts=0, error="", created_at=now))
     if rows:  # one statement for them all
-        session.execute(QUEUE_REPLIES, rows)
+        tables(session).execute(QUEUE_REPLIES, rows)
 
 
 # Statements of every board mail, built once: building and keying a statement costs
@@ -95,7 +96,7 @@ def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
     addresses = {address.lower() for mail in mails for address in mail.to}
     if not addresses:
         return set()
-    return set(session.scalars(PLAIN_READERS, {"addresses": list(addresses)}))
+    return set(tables(session).scalars(PLAIN_READERS, {"addresses": list(addresses)}))
 
 
 def html_pieces(mail: Mail) -> list[list]:
@@ -463,11 +464,11 @@ def record_outcomes(session: Session, outcomes: list, now: datetime) -> int:
     Message-ID, the bytes rendered now or None, what went wrong or None)."""
     sent = [row_id for row_id, _recipients, _message_id, raw, failure in outcomes if failure is None and raw is None]
     if sent:
-        session.execute(MARK_SENT, {"ids": sent})
+        tables(session).execute(MARK_SENT, {"ids": sent})
     rendered = [dict(row_id=row_id, rendered=raw)
                 for row_id, _recipients, _message_id, raw, failure in outcomes if failure is None and raw is not None]
     if rendered:
-        session.execute(MARK_RENDERED_SENT, rendered)
+        tables(session).execute(MARK_RENDERED_SENT, rendered)
     for row_id, recipients, message_id, raw, failure in outcomes:
         if failure is None:
             continue

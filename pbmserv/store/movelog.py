@@ -19,6 +19,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import event, insert, select
 from sqlalchemy.orm import Session, object_session
 
+from .db import tables
 from .models import GameRecord, Move
 
 KEPT_BYTES = 32 << 20  # about this much memory for the logs kept, of the boards played last
@@ -97,9 +98,10 @@ def append(record: GameRecord, **values: Any) -> Logged:
     """Log an action on the board: a row in the session, and in the log it sees."""
     moves = log_of(record)
     logged = Logged(number=len(moves) + 1, **values)
-    object_session(record).execute(LOG_MOVE, dict(game_id=record.id, **logged._asdict()))
+    session = object_session(record)
+    tables(session).execute(LOG_MOVE, dict(game_id=record.id, **logged._asdict()))
     moves.append(logged)
-    object_session(record).info.setdefault("logs written", {})[record.id] = record
+    session.info.setdefault("logs written", {})[record.id] = record
     return logged
 
 

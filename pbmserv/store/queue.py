@@ -7,11 +7,12 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from sqlalchemy import Row, bindparam, select
+from sqlalchemy import Connection, Row, bindparam, select
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..mail.loopguard import clean_text, header_address, parse_bytes
+from .db import tables
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
@@ -82,11 +83,11 @@ QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbou
                    .order_by(outbound.id).limit(bindparam("limit")).with_for_update(skip_locked=True))
 
 
-def stored_copy(session: Session, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
+def stored_copy(connection: Connection, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
     bare, own, sender = keys or message_keys(raw)
-    rows = session.execute(STORED_UNDER, {"bare": bare, "own": own}).all()
+    rows = connection.execute(STORED_UNDER, {"bare": bare, "own": own}).all()
     for row_id, key, stored in rows:
         if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
             return row_id, own
@@ -110,12 +111,13 @@ def enqueue_many(sessions: sessionmaker[Session],
 def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None,
            keys: Keys | None) -> tuple[int, bool]:
     keys = keys or message_keys(raw)
-    store = STORE[session.get_bind().dialect.name]
+    connection = tables(session)
+    store = STORE[connection.dialect.name]
     for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
-        existing, key = stored_copy(session, raw, keys)
+        existing, key = stored_copy(connection, raw, keys)
         if existing is not None:
             return existing, False
-        stored = session.scalar(store, dict(message_id=key, raw=raw, envelope_from=envelope_from,
+        stored = connection.scalar(store, dict(message_id=key, raw=raw, envelope_from=envelope_from,
                                             received_at=received_at))
         if stored is not None:
             return stored, True
@@ -124,7 +126,7 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
 
 def queued_inbound(session: Session) -> list[tuple[int, int]]:
     """Waiting mail in arrival order: (id, times a worker began on it)."""
-    return [tuple(row) for row in session.execute(QUEUED_INBOUND)]
+    return [tuple(row) for row in tables(session).execute(QUEUED_INBOUND)]
 
 
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
@@ -132,7 +134,7 @@ def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
     `session`'s transaction ends, and another sender skips them meanwhile. Rows of
     (id, recipients, raw, draft, message_id, created_at), not objects: the sender writes its
     outcomes in statements of its own (`outbound.record_outcomes`)."""
-    return session.execute(QUEUED_OUTBOUND, {"now": now, "limit": limit}).all()
+    return tables(session).execute(QUEUED_OUTBOUND, {"now": now, "limit": limit}).all()
 
 
 def retry_later(row: Outbound, now: datetime, error: str) -> None:

@@ -14,6 +14,7 @@ from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
+from .db import tables
 from .models import Address, GameRecord, RateEvent, Seat, Setting, User
 
 
@@ -70,7 +71,7 @@ CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("bounced
 
 def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
     """The facts of `SenderFacts` in one statement."""
-    found = session.execute(SENDER_FACTS, dict(reply_to=reply_to.lower(), sender=sender.lower(),
+    found = tables(session).execute(SENDER_FACTS, dict(reply_to=reply_to.lower(), sender=sender.lower(),
                                                key=f"address:{sender.lower()}", since=now - PASSWORD_WINDOW)).one()
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
