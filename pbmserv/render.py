@@ -28,11 +28,18 @@ def environment(html: bool = False) -> jinja2.Environment:
         auto_reload=False,  # the templates ship with the code: no stat of the file for each mail
     )
     env.filters["ljust"] = lambda text, width: str(text).ljust(width)
+    env.filters["padded"] = padded
     env.filters["paragraphs"] = paragraphs
     # prose to the mail width: `wrap` fills a paragraph, `fill` only the lines that are
     # too long (a command kept whole), `wrap_items` a list such as the legal moves
     env.globals.update(wrap=wrap, fill=fill, wrap_items=wrap_items)
     return env
+
+
+def padded(cells: list[Any], width: int) -> str:
+    """The cells joined, each `width` wide: `map("ljust", width)|join` in one filter, which
+    costs a fifth as much (the move table: 133 -> 30 us a board on this machine)."""
+    return "".join(str(cell).ljust(width) for cell in cells)
 
 
 def is_command(text: str) -> bool:
