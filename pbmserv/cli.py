@@ -29,7 +29,7 @@ from .mail.loopguard import header_address, header_text
 from .mail.mailbox import MailboxError, message_date, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .robots.turns import play_robots
-from .scheduler import earliest_due, keep_alive, run_due
+from .scheduler import due_and_robots, earliest_due, keep_alive, run_due
 from .passwords import hash_password
 from .server import ROLES, serve, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
@@ -150,8 +150,10 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
                     stored.append(inbound_id)
                 duplicates += not new
                 worker.run_pending()
-                play_robots(sessions, config, clock)  # at the robots' turns, with this mail's clock
-                due = earliest_due(sessions)
+                due, robots_wait = due_and_robots(sessions)
+                if robots_wait:
+                    play_robots(sessions, config, clock)  # at the robots' turns, with this mail's clock
+                    due = earliest_due(sessions)
             progress.done()
             deliver_queued(sessions, MaildirTransport(outbox, durable=False, server_address=config.server.address), clock)
             with sessions() as session:

@@ -165,11 +165,15 @@ def note_alive(sessions: sessionmaker[Session], config: Config, now: datetime) -
         return gap
 
 
-EARLIEST_DUE = select(  # built once: building and keying it cost more than running it
+DUE_MOMENTS = (  # the first deadline of an active game, the first digest, the first expiry of an open seek
     select(GameRecord.due_at).where(GameRecord.status == "active", GameRecord.due_at.is_not(None))
     .order_by(GameRecord.due_at).limit(1).scalar_subquery(),
     select(User.digest_due).where(User.digest_due.is_not(None)).order_by(User.digest_due).limit(1).scalar_subquery(),
     select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1).scalar_subquery())
+# built once: building and keying them cost more than running them
+EARLIEST_DUE = select(*DUE_MOMENTS)
+DUE_AND_ROBOTS = select(*DUE_MOMENTS, select(GameRecord.id).where(GameRecord.robot_turn,
+                                                                  GameRecord.status == "active").exists())
 
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
@@ -178,3 +182,11 @@ def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
     with sessions() as session:
         found = session.execute(EARLIEST_DUE).one()
     return min((moment for moment in found if moment is not None), default=None)
+
+
+def due_and_robots(sessions: sessionmaker[Session]) -> tuple[datetime | None, bool]:
+    """`earliest_due`, and whether a board waits for a robot (`robots.turns.play_robots`
+    then has a move to play), in one statement: what `replay` asks after every mail."""
+    with sessions() as session:
+        *found, robots = session.execute(DUE_AND_ROBOTS).one()
+    return min((moment for moment in found if moment is not None), default=None), bool(robots)
