@@ -126,6 +126,15 @@ def header_value(msg: EmailMessage, name: str):
     return None
 
 
+def header_written(msg: EmailMessage, name: str) -> str | None:
+    """Header `name` as written (its first MAX_HEADER_CHARS characters), unfolded as the
+    header classes see it, not parsed; None if absent."""
+    for key, value in msg.raw_items():
+        if key.lower() == name.lower():
+            return "".join(re.split(r"\n|\r", str(value)[:MAX_HEADER_CHARS]))
+    return None
+
+
 def header_text(msg: EmailMessage, name: str) -> str:
     """The decoded value of header ``name`` (its start); '' if absent or malformed."""
     try:

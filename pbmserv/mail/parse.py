@@ -29,7 +29,7 @@ from html.parser import HTMLParser
 from itertools import islice
 
 from pbmserv.mail.loopguard import (MAX_HEADER_CHARS, MAX_PARTS, clean_text, header_address, header_text,
-                                   header_value, parse_bytes)
+                                   header_value, header_written, parse_bytes)
 
 __all__ = [
     "CommandLine", "ParsedMail", "parse_message", "header_date", "html_to_text", "strip_subject",
@@ -94,7 +94,20 @@ def recipients(msg: EmailMessage) -> list[str]:
 
 
 def header_date(msg: EmailMessage) -> dt.datetime | None:
-    """The Date header as an aware datetime (``-0000`` taken as UTC); None if unusable."""
+    """The Date header as an aware datetime (``-0000`` taken as UTC); None if unusable.
+    The datetime the header class gives is `parsedate_to_datetime` of the header as
+    written, unfolded, and that is asked first: the class then parses its own
+    rewriting of the date again, which costs ten times as much."""
+    written = header_written(msg, "Date")
+    try:
+        value = email.utils.parsedate_to_datetime(written) if written else None
+    except Exception:
+        value = None
+    return aware(value) if isinstance(value, dt.datetime) else parsed_date(msg)
+
+
+def parsed_date(msg: EmailMessage) -> dt.datetime | None:
+    """`header_date` by the Date header class, and the lenient parser for what it rejected."""
     try:
         value = getattr(header_value(msg, "Date"), "datetime", None)
     except Exception:
@@ -106,15 +119,33 @@ def header_date(msg: EmailMessage) -> dt.datetime | None:
             value = email.utils.parsedate_to_datetime(raw) if raw else None
         except Exception:
             value = None
-    if not isinstance(value, dt.datetime):
-        return None
+    return aware(value) if isinstance(value, dt.datetime) else None
+
+
+def aware(value: dt.datetime) -> dt.datetime:
+    """`value` with UTC for a time zone it has not."""
     if value.tzinfo is None or value.utcoffset() is None:
         value = value.replace(tzinfo=dt.timezone.utc)
     return value
 
 
+ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+PLAIN_MESSAGE_ID = re.compile(rf"<{ATOM}(?:\.{ATOM})*@{ATOM}(?:\.{ATOM})*>")
+
+
 def _message_id(msg: EmailMessage) -> str | None:
-    """The Message-ID with angle brackets: the first ``<...>``, or a bare id wrapped."""
+    """The Message-ID with angle brackets: the first ``<...>``, or a bare id wrapped.
+    One of the plain shape, `<dot-atom@dot-atom>` with no encoded word, is the header
+    as written, which the header class gives back as it is (tested) after 70 us of
+    parsing."""
+    written = (header_written(msg, "Message-ID") or "").strip()
+    if PLAIN_MESSAGE_ID.fullmatch(written) and "=?" not in written:
+        return written
+    return parsed_message_id(msg)
+
+
+def parsed_message_id(msg: EmailMessage) -> str | None:
+    """`_message_id` by the Message-ID header class."""
     value = header_text(msg, "Message-ID").strip()
     match = re.search(r"<[^<>\s]+>", value)
     if match:
