@@ -144,12 +144,29 @@ def header_text(msg: EmailMessage, name: str) -> str:
         return ""
 
 
+ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"  # RFC 5322's atext, in ASCII
+DOT_ATOM = rf"{ATEXT}(?:\.{ATEXT})*"
+# `local@domain` or `Words <local@domain>`, plain ASCII: as nearly every From is written
+PLAIN_ADDRESS = re.compile(rf"(?:([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) )?<({DOT_ATOM})@({DOT_ATOM})>|({DOT_ATOM})@({DOT_ATOM})")
+
+
 def header_addresses(msg: EmailMessage, name: str) -> list[Address]:
     """The addresses of an address header (From, Reply-To...); [] if malformed.
 
     Entries may lack a domain (``From: MAILER-DAEMON``); callers decide
-    whether that is usable.
+    whether that is usable. One address of the plain shape is read as written, as
+    the header class reads it (tested), without its 200 us of parsing.
     """
+    written = header_written(msg, name)
+    plain = PLAIN_ADDRESS.fullmatch(written.strip(" \t")) if written is not None and "=?" not in written else None
+    if plain is not None:
+        display, local, domain = plain.group(1, 2, 3) if plain.group(2) else ("", *plain.group(4, 5))
+        return [Address(display_name=display or "", username=local, domain=domain)]
+    return parsed_addresses(msg, name)
+
+
+def parsed_addresses(msg: EmailMessage, name: str) -> list[Address]:
+    """`header_addresses` by the header class."""
     try:
         return list(getattr(header_value(msg, name), "addresses", ()) or ())
     except Exception:

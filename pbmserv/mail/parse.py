@@ -28,8 +28,8 @@ from email.message import EmailMessage
 from html.parser import HTMLParser
 from itertools import islice
 
-from pbmserv.mail.loopguard import (MAX_HEADER_CHARS, MAX_PARTS, clean_text, header_address, header_text,
-                                   header_value, header_written, parse_bytes)
+from pbmserv.mail.loopguard import (DOT_ATOM, MAX_HEADER_CHARS, MAX_PARTS, clean_text, header_address,
+                                   header_text, header_value, header_written, parse_bytes)
 
 __all__ = [
     "CommandLine", "ParsedMail", "parse_message", "header_date", "html_to_text", "strip_subject",
@@ -129,8 +129,7 @@ def aware(value: dt.datetime) -> dt.datetime:
     return value
 
 
-ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-PLAIN_MESSAGE_ID = re.compile(rf"<{ATOM}(?:\.{ATOM})*@{ATOM}(?:\.{ATOM})*>")
+PLAIN_MESSAGE_ID = re.compile(rf"<{DOT_ATOM}@{DOT_ATOM}>")
 
 
 def _message_id(msg: EmailMessage) -> str | None:

@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 from aiosmtpd.lmtp import LMTP
 from aiosmtpd.smtp import SMTP, Envelope, Session as SmtpSession
 
-from .loopguard import split_address
+from .loopguard import DOT_ATOM, split_address
 from .outbound import with_headers
 
 log = logging.getLogger(__name__)
@@ -99,9 +99,8 @@ def with_recipients(envelope: Envelope) -> bytes:
     return with_headers(envelope.original_content or b"", "X-Original-To", list(unique.values()))
 
 
-ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
 # `<local@domain>` of plain ASCII dot-atoms, as nearly every MAIL FROM and RCPT TO is
-PLAIN_PATH = re.compile(rf"<({ATEXT}(?:\.{ATEXT})*@{ATEXT}(?:\.{ATEXT})*)>")
+PLAIN_PATH = re.compile(rf"<({DOT_ATOM}@{DOT_ATOM})>")
 
 
 def plain_path(arg: str) -> tuple[str, str] | None:
