@@ -390,7 +390,8 @@ def test_never_raises_on_arbitrary_text_in_headers(sender, subject, date, messag
 
 def with_header(name: str, value: str):
     first = "" if name == "From" else "From: a@example.org\r\n"
-    raw = f"{first}{name}: {value}\r\nSubject: x\r\n\r\nbody\r\n"
+    last = "" if name == "Subject" else "Subject: x\r\n"
+    raw = f"{first}{name}: {value}\r\n{last}\r\nbody\r\n"
     return loopguard.parse_bytes(raw.encode("utf-8", "surrogateescape"))
 
 
@@ -418,12 +419,14 @@ FROM_TEXT = st.one_of(
 READERS = {"Date": (parsing.header_date, parsing.parsed_date, DATE_TEXT),
            "Message-ID": (parsing._message_id, parsing.parsed_message_id, ID_TEXT),
            "From": (partial(loopguard.header_addresses, name="From"), partial(loopguard.parsed_addresses, name="From"),
-                    FROM_TEXT)}
+                    FROM_TEXT),
+           "Subject": (partial(loopguard.header_text, name="Subject"), partial(loopguard.parsed_text, name="Subject"),
+                       st.text(alphabet="ab =?_\t\"()<>:;,.\\é", max_size=30))}
 
 
 @settings(max_examples=4000, deadline=None)
 @given(st.one_of([st.tuples(st.just(name), text) for name, (_fast, _slow, text) in READERS.items()]))
-def test_dates_message_ids_and_addresses_are_read_as_their_header_classes_read_them(header):
+def test_dates_message_ids_addresses_and_subjects_are_read_as_their_header_classes_read_them(header):
     """Read as written where the shape allows it (ten times cheaper), they are what the
     header class gives, a date's time zone included, whatever the text."""
     name, text = header
