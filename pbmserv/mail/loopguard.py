@@ -136,7 +136,8 @@ def header_written(msg: EmailMessage, name: str) -> str | None:
 
 
 # the headers the header classes parse for a structure (addresses, dates, MIME...)
-STRUCTURED = frozenset(name for name, kind in HeaderRegistry().registry.items() if not issubclass(kind, UnstructuredHeader))
+STRUCTURED = frozenset(name for name, kind in HeaderRegistry().registry.items()
+                       if not issubclass(kind, UnstructuredHeader))
 
 
 def header_text(msg: EmailMessage, name: str) -> str:
@@ -162,7 +163,8 @@ def parsed_text(msg: EmailMessage, name: str) -> str:
 ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"  # RFC 5322's atext, in ASCII
 DOT_ATOM = rf"{ATEXT}(?:\.{ATEXT})*"
 # `local@domain` or `Words <local@domain>`, plain ASCII: as nearly every From is written
-PLAIN_ADDRESS = re.compile(rf"(?:([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) )?<({DOT_ATOM})@({DOT_ATOM})>|({DOT_ATOM})@({DOT_ATOM})")
+PLAIN_ADDRESS = re.compile(rf"(?:([A-Za-z0-9]+(?: [A-Za-z0-9]+)*) )?<({DOT_ATOM})@({DOT_ATOM})>"
+                           rf"|({DOT_ATOM})@({DOT_ATOM})")
 
 
 def header_addresses(msg: EmailMessage, name: str) -> list[Address]:
