@@ -65,11 +65,11 @@ def fill(text: str) -> str:
 def compile_templates() -> None:
     """Compile every template now rather than for the first mail that needs it."""
     for name in environment().list_templates():
-        loaded(name, html=name.endswith(".html"))
+        loaded(name, name.endswith(".html"))
 
 
-@cache
-def loaded(name: str, html: bool = False) -> jinja2.Template:
+@cache  # called with both arguments given, so that each template has one entry
+def loaded(name: str, html: bool) -> jinja2.Template:
     """A template, with its globals in one dict: Jinja keeps a template's globals and
     the environment's as a ChainMap, which every render copies key by key (a third of
     a board template's time); ours are all set when the environment is made."""
@@ -79,12 +79,12 @@ def loaded(name: str, html: bool = False) -> jinja2.Template:
 
 
 def render(template: str, **context: Any) -> str:
-    return loaded(template).render(**context)
+    return loaded(template, False).render(**context)
 
 
 def render_html(template: str, **context: Any) -> Markup:
     """An HTML template's output, marked safe: one template may hold another's."""
-    return Markup(loaded(template, html=True).render(**context))
+    return Markup(loaded(template, True).render(**context))
 
 
 def paragraphs(text: str, keep_lines: bool = False) -> list[Markup]:

@@ -118,7 +118,7 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
         if existing is not None:
             return existing, False
         stored = connection.scalar(store, dict(message_id=key, raw=raw, envelope_from=envelope_from,
-                                            received_at=received_at))
+                                               received_at=received_at))
         if stored is not None:
             return stored, True
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451

@@ -72,7 +72,8 @@ CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("bounced
 def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
     """The facts of `SenderFacts` in one statement."""
     found = tables(session).execute(SENDER_FACTS, dict(reply_to=reply_to.lower(), sender=sender.lower(),
-                                               key=f"address:{sender.lower()}", since=now - PASSWORD_WINDOW)).one()
+                                                       key=f"address:{sender.lower()}",
+                                                       since=now - PASSWORD_WINDOW)).one()
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
 
