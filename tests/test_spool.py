@@ -131,3 +131,26 @@ def test_a_spool_that_cannot_be_written_fails_every_waiting_mail(tmp_path):
         lock.execute("ROLLBACK")
         lock.close()
     assert spooled.store(mail(0), NOW) is True and spooled.waiting() == 1
+
+
+def test_a_failed_duplicate_look_up_fails_that_mail_only_and_the_next_one_reads_again(tmp_path):
+    """The look-up runs on a connection kept open between mails: one that fails is
+    dropped (its mail answered 451), and the next mail is looked up on a new one."""
+    sessions, spooled = setup(tmp_path)
+    enqueue(sessions, mail(0), NOW)
+    assert spooled.store(mail(1), NOW) is True  # the connection is open now
+    game = sqlite3.connect(tmp_path / "pbmserv.db", isolation_level=None)
+    game.execute("ALTER TABLE inbound RENAME TO inbound_away")
+    try:
+        spooled.store(mail(2), NOW)
+    except Exception as error:  # noqa: BLE001 - the SMTP edge answers 451
+        assert "inbound" in str(error)
+    else:
+        raise AssertionError("a mail was reported kept though its duplicates could not be looked up")
+    finally:
+        game.execute("ALTER TABLE inbound_away RENAME TO inbound")
+        game.close()
+    assert spooled.reading is None
+    assert spooled.store(mail(0), NOW) is False  # read again: stored before
+    assert spooled.store(mail(2), NOW) is True and spooled.waiting() == 2
+    spooled.close()

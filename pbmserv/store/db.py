@@ -173,6 +173,24 @@ def open_database(url: str, busy_timeout: float = 30) -> sessionmaker[Session]:
     return sessionmaker(engine, expire_on_commit=False)
 
 
+class DriverStatement:
+    """A statement built on tables, compiled once for one dialect and run on a cursor
+    of the driver's own: for a look-up at every mail where the engine's execution
+    path costs many times the work (120 against 10 us a SELECT on SQLite, 2026-12-04).
+    Its parameters are plain values (no type of theirs converts them), and its rows
+    are the driver's."""
+
+    def __init__(self, statement, dialect):
+        self.compiled = statement.compile(dialect=dialect)
+        self.sql = str(self.compiled)
+        self.names = self.compiled.positiontup  # None for a driver that takes them by name
+
+    def rows(self, cursor, params: dict) -> list:
+        values = self.compiled.construct_params(params)
+        cursor.execute(self.sql, values if self.names is None else [values[name] for name in self.names])
+        return cursor.fetchall()
+
+
 def tables(session: Session) -> Connection:
     """`session`'s connection, for a statement built on tables (it loads and writes no
     object): the session's pending changes are flushed first, as `session.execute`

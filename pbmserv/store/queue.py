@@ -86,8 +86,13 @@ QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbou
 def stored_copy(connection: Connection, raw: bytes, keys: Keys | None = None) -> tuple[int | None, str]:
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
-    bare, own, sender = keys or message_keys(raw)
-    rows = connection.execute(STORED_UNDER, {"bare": bare, "own": own}).all()
+    keys = keys or message_keys(raw)
+    return copy_among(connection.execute(STORED_UNDER, {"bare": keys[0], "own": keys[1]}).all(), keys)
+
+
+def copy_among(rows, keys: Keys) -> tuple[int | None, str]:
+    """`stored_copy`'s answer from the rows (id, key, raw) of STORED_UNDER for `keys`."""
+    bare, own, sender = keys
     for row_id, key, stored in rows:
         if key == own or _sender(parse_bytes(stored, headers_only=True)) == sender:
             return row_id, own

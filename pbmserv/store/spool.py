@@ -28,8 +28,8 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
-from .db import in_memory_sqlite, make_engine
-from .queue import enqueue_many, message_keys, stored_copy
+from .db import DriverStatement, in_memory_sqlite, make_engine
+from .queue import STORED_UNDER, copy_among, enqueue_many, message_keys
 
 log = logging.getLogger(__name__)
 
@@ -86,6 +86,8 @@ class Spool:
         self.path = path
         self.engine = make_engine(f"sqlite:///{path}", busy_timeout)
         self.reader = make_engine(database_url, busy_timeout, immediate=False)  # duplicates stored before
+        self.stored_under = DriverStatement(STORED_UNDER, self.reader.dialect)
+        self.reading = None  # the driver's connection the committer looks them up on, kept open
         metadata.create_all(self.engine)
         self.handed: queue.SimpleQueue[Waiting | None] = queue.SimpleQueue()  # for the committer
         self.committer: threading.Thread | None = None  # started by the first mail
@@ -135,20 +137,18 @@ class Spool:
     def _commit(self, mails: list[Waiting]) -> None:
         """Keep the mails not stored before, in one transaction; answer each."""
         new: list[tuple[Waiting, dict]] = []
-        with self.reader.connect() as connection:
-            for mail in mails:
-                try:
-                    bare, key, sender = keys = message_keys(mail.raw)
-                    if stored_copy(connection, mail.raw, keys)[0] is not None:
-                        mail.kept.set_result(False)
-                        continue
-                except Exception as error:  # noqa: BLE001 - that mail is answered 451
-                    mail.kept.set_exception(error)
-                    connection.rollback()
+        for mail in mails:
+            try:
+                bare, key, sender = keys = message_keys(mail.raw)
+                if self._stored_before(keys):
+                    mail.kept.set_result(False)
                     continue
-                new.append((mail, dict(bare=bare, key=key, sender=sender, raw=mail.raw,
-                                       envelope_from=mail.envelope_from,
-                                       received_at=mail.received_at.strftime(STORED_AT))))
+            except Exception as error:  # noqa: BLE001 - that mail is answered 451
+                mail.kept.set_exception(error)
+                continue
+            new.append((mail, dict(bare=bare, key=key, sender=sender, raw=mail.raw,
+                                   envelope_from=mail.envelope_from,
+                                   received_at=mail.received_at.strftime(STORED_AT))))
         if not new:
             return
         try:
@@ -162,6 +162,26 @@ class Spool:
             return
         for (mail, _values), was_new in zip(new, kept):
             mail.kept.set_result(was_new)
+
+    def _stored_before(self, keys) -> bool:
+        """Whether the inbound queue holds a mail these `message_keys` make a duplicate,
+        looked up on the driver's own connection, kept open (the engine's checkout and
+        statement cost ten times the look-up). A connection that fails is dropped:
+        the next mail takes a new one."""
+        if self.reading is None:
+            self.reading = self.reader.raw_connection()
+        try:
+            cursor = self.reading.cursor()
+            try:
+                rows = self.stored_under.rows(cursor, {"bare": keys[0], "own": keys[1]})
+            finally:
+                cursor.close()
+            self.reading.rollback()  # ends PostgreSQL's read transaction; SQLite's ended with it
+        except Exception:
+            self.reading.invalidate()
+            self.reading = None
+            raise
+        return copy_among(rows, keys)[0] is not None
 
     def _keep(self, rows: list[dict]) -> list[bool]:
         """Insert `rows` in one transaction, on the driver's own connection (the
@@ -222,7 +242,8 @@ class Spool:
         if self.committer is not None:
             self.handed.put(None)
             self.committer.join()
-        if self.connection is not None:
-            self.connection.close()
+        for connection in (self.connection, self.reading):
+            if connection is not None:
+                connection.close()
         self.engine.dispose()
         self.reader.dispose()
