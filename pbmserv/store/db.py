@@ -45,11 +45,26 @@ def make_engine(url: str, busy_timeout: float = 30, durable: bool = True, immedi
         event.listen(engine, "connect", _sqlite_pragmas if durable else _sqlite_pragmas_fast)
         if immediate:
             event.listen(engine, "begin", _sqlite_begin)
-        return engine
+        return savepoints_as_written(engine)
     try:
-        return create_engine(parsed, pool_pre_ping=True)
+        return savepoints_as_written(create_engine(parsed, pool_pre_ping=True))
     except (ImportError, ArgumentError) as error:
         raise DatabaseError(f"cannot use database {parsed.render_as_string()}: {error}") from None
+
+
+def savepoints_as_written(engine: Engine) -> Engine:
+    """`engine` with its dialect's savepoint hooks sending the SQL their clauses compile
+    to, as written. Every command runs in a savepoint, and the clauses are compiled
+    anew each time (a savepoint's name changes, so no statement cache keeps them):
+    200 of a savepoint's 230 us on SQLite (2026-12-04), against 35 this way."""
+    dialect = engine.dialect
+    name_of = dialect.identifier_preparer.quote
+    dialect.do_savepoint = lambda connection, name: connection.exec_driver_sql(f"SAVEPOINT {name_of(name)}")
+    dialect.do_release_savepoint = (
+        lambda connection, name: connection.exec_driver_sql(f"RELEASE SAVEPOINT {name_of(name)}"))
+    dialect.do_rollback_to_savepoint = (
+        lambda connection, name: connection.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {name_of(name)}"))
+    return engine
 
 
 def in_memory_sqlite(url: URL) -> bool:
