@@ -315,7 +315,7 @@ class Board:
 
 def show_board(config: Config, record: GameRecord, state: State, viewer: int | None, now: datetime,
                comments: list[tuple[str, str]] = (), upto: int | None = None, note: str = "",
-               hypothetical: bool = False, drawn: dict[str, Board] | None = None) -> Board:
+               hypothetical: bool = False, drawn: list[Board] | None = None) -> Board:
     """A board mail's board as seat `viewer` (None: the public) sees it at `now`.
     A `hypothetical` position (a preview) shows no deadlines nor next move: they are
     the real board's. `drawn` keeps the boards drawn for other readers of the same
@@ -334,12 +334,12 @@ def show_board(config: Config, record: GameRecord, state: State, viewer: int | N
         title=game.title, board=record.board, status=status_line(record, state), note=note,
         deadline="\n".join(deadline_lines(record, state, now) if upto is None and not hypothetical else []),
         names=players, rows=rows, width=width, comments=[(who, text) for who, text in comments if text.strip()])
-    drawn = {} if drawn is None else drawn
-    key = repr((view, context))
-    if key not in drawn:
-        text = render("board.txt", **context, drawing=render_board(game, view, players))
-        drawn[key] = Board(text, context, game, view)
-    return drawn[key]
+    drawn = [] if drawn is None else drawn
+    for board in drawn:
+        if board.view == view and board.context == context:
+            return board
+    drawn.append(Board(render("board.txt", **context, drawing=render_board(game, view, players)), context, game, view))
+    return drawn[-1]
 
 
 SIGN_OFF = re.compile(r"sent from .*|get outlook for .*|von meinem .* gesendet|cheers|(kind |best |warm )?regards"
@@ -384,7 +384,7 @@ def board_mails(config: Config, record: GameRecord, state: State, comments: list
     readers += [(None, sub.user.emails, sub.user) for sub in record.subscriptions
                 if sub.user_id not in players and not sub.user.disabled
                 and (always or wants_mail(sub.user, False, record))]
-    mails, drawn = [], {}
+    mails, drawn = [], []
     for viewer, to, reader in readers:
         shown = comments if private is None or viewer in private else []
         marked = mail_subject + (" **" if real_comment(shown) else "")
