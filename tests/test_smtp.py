@@ -11,6 +11,7 @@ import smtplib
 import socket
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta
 
 import pytest
@@ -249,7 +250,9 @@ def test_relay_failures_are_retried_with_backoff_or_recorded(tmp_path):
 # --- the listener's reading of MAIL FROM and RCPT TO ------------------------------------
 
 def listener_pair():
-    """Our listener's SMTP protocol object and the library's own, on one handler."""
+    """Our listener's SMTP protocol object and the library's own, on one handler; made
+    in a thread of its own, whose event loop is its own (a browser test before this
+    one, in the same process, may leave the main thread's loop running)."""
     from aiosmtpd.smtp import SMTP as LibrarySMTP
 
     from pbmserv.mail.smtp import InboundHandler, smtp_factory
@@ -258,7 +261,8 @@ def listener_pair():
         handler = InboundHandler(keep=None, address=SERVER)
         return smtp_factory(handler, "localhost", 20000)(), LibrarySMTP(handler, hostname="localhost")
 
-    return asyncio.run(make())
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(lambda: asyncio.run(make())).result()
 
 
 LISTENERS = listener_pair()
