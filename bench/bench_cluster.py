@@ -30,12 +30,12 @@ show where the time goes and how much other work ran beside.
 from __future__ import annotations
 
 import os
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import common
 from common import TICK, Result, cpu_seconds
 
 from bench_smtp import (CONNECTIONS, Board, count_new, error_subjects, interleave, send_all, send_parallel,
@@ -181,50 +181,49 @@ def measure(backend: str, processes: int, per_connection: int, warm: int, timed:
     if backend == "postgresql":
         database, url = create_database(f"x{processes}")
     try:
-        with tempfile.TemporaryDirectory(prefix="bench-cluster-") as name:
-            scratch = Path(name)
-            maildir = scratch / "outbox"
-            started: list[tuple] = []  # (process, port), stopped before the folder goes
+        scratch = common.scratch("bench-cluster-")  # a new one for each case, removed at the end
+        maildir = scratch / "outbox"
+        started: list[tuple] = []  # (process, port), stopped before the folder goes
 
-            def start(index: int) -> tuple:
-                folder = scratch / f"serve{index}"
-                folder.mkdir()
-                proc, port, _maildir, log = start_serve(folder, url=url, maildir=maildir)
-                started.append((proc, port))
-                wait_listening(proc, port, f"pbmserv serve #{index + 1}", log)
-                return proc, port, log
+        def start(index: int) -> tuple:
+            folder = scratch / f"serve{index}"
+            folder.mkdir()
+            proc, port, _maildir, log = start_serve(folder, url=url, maildir=maildir)
+            started.append((proc, port))
+            wait_listening(proc, port, f"pbmserv serve #{index + 1}", log)
+            return proc, port, log
 
-            try:
-                first, first_port, first_log = start(0)  # alone: it migrates and numbers the boards
-                send_all(first_port, [mail for board in boards for mail in board.setup_mails()])
-                expected = 4 * len(boards)  # 2 sign-up replies and 2 challenge mails a board
-                wait_count(maildir, expected, timeout, first, first_log)
-                for index in range(1, processes):
-                    start(index)
-                ports = [port for _proc, port in started]
+        try:
+            first, first_port, first_log = start(0)  # alone: it migrates and numbers the boards
+            send_all(first_port, [mail for board in boards for mail in board.setup_mails()])
+            expected = 4 * len(boards)  # 2 sign-up replies and 2 challenge mails a board
+            wait_count(maildir, expected, timeout, first, first_log)
+            for index in range(1, processes):
+                start(index)
+            ports = [port for _proc, port in started]
 
-                send_spread(ports, warm_streams)
-                expected += 2 * len(boards) * warm
-                wait_count(maildir, expected, timeout, first, first_log)
+            send_spread(ports, warm_streams)
+            expected += 2 * len(boards) * warm
+            wait_count(maildir, expected, timeout, first, first_log)
 
-                cpu = CpuMeter([proc.pid for proc, _port in started], database)
-                cpu.start()
-                start_time, accepted = send_spread(ports, timed_streams)
-                before = expected
-                expected += 2 * n
-                done = wait_count(maildir, expected, timeout, first, first_log)
-                cpu.stop()
+            cpu = CpuMeter([proc.pid for proc, _port in started], database)
+            cpu.start()
+            start_time, accepted = send_spread(ports, timed_streams)
+            before = expected
+            expected += 2 * n
+            done = wait_count(maildir, expected, timeout, first, first_log)
+            cpu.stop()
 
-                time.sleep(0.2)  # anything beyond the expected replies would be a surprise
-                replies = count_new(maildir)
-                errors = error_subjects(maildir)
-                dead = [index + 1 for index, (proc, _port) in enumerate(started) if proc.poll() is not None]
-                if replies != expected or errors or dead:
-                    raise RuntimeError(f"{backend} x{processes}: {replies} replies where {expected} were expected, "
-                                       f"{len(errors)} errors (e.g. {errors[:3]}), serve processes exited: {dead}")
-            finally:
-                for proc, port in reversed(started):
-                    stop_process(proc, port)
+            time.sleep(0.2)  # anything beyond the expected replies would be a surprise
+            replies = count_new(maildir)
+            errors = error_subjects(maildir)
+            dead = [index + 1 for index, (proc, _port) in enumerate(started) if proc.poll() is not None]
+            if replies != expected or errors or dead:
+                raise RuntimeError(f"{backend} x{processes}: {replies} replies where {expected} were expected, "
+                                   f"{len(errors)} errors (e.g. {errors[:3]}), serve processes exited: {dead}")
+        finally:
+            for proc, port in reversed(started):
+                stop_process(proc, port)
     finally:
         if database:
             drop_database(database)

@@ -24,7 +24,6 @@ import mailbox
 import random
 import re
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
@@ -183,14 +182,14 @@ def parse_all(raws: list[bytes]) -> None:
 def run(quick: bool) -> list[Result]:
     target = 300 if quick else 10_000
     mails, boards = generate(target)
-    with tempfile.TemporaryDirectory(prefix="bench-replay-") as scratch:
-        box = write_mbox(Path(scratch) / "bench.mbox", mails)
-        del mails
-        raws = read_raw(box)  # once, outside the timing
-        count = len(raws)
-        parse = common.median_seconds(lambda: parse_all(raws), PARSE_REPEAT)
-        # one replay: at full size it takes minutes, long enough to be steady
-        replay, replies, errors = replay_once(box, Path(scratch) / "outbox", count)
+    scratch = common.scratch("bench-replay-")  # removed at the end: see `common.scratch`
+    box = write_mbox(scratch / "bench.mbox", mails)
+    del mails
+    raws = read_raw(box)  # once, outside the timing
+    count = len(raws)
+    parse = common.median_seconds(lambda: parse_all(raws), PARSE_REPEAT)
+    # one replay: at full size it takes minutes, long enough to be steady
+    replay, replies, errors = replay_once(box, scratch / "outbox", count)
     games = ", ".join(dict.fromkeys(f"{name} {params}".strip() for name, params, _ in KINDS))
     note = (f"{count} mails, {boards} boards of {games}; {count / replay:,.0f} mails/s replayed in-process, "
             f"{replies} replies, {len(errors)} errors; parsing median of {PARSE_REPEAT}")
