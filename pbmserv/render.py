@@ -3,8 +3,9 @@ mail clients with proportional fonts, the same board as an HTML table."""
 
 from __future__ import annotations
 
+import json
 import re
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any
 
 import jinja2
@@ -110,8 +111,17 @@ def render_board(game, view: dict[str, Any], names: list[str]) -> str:
 
 def render_board_html(game, view: dict[str, Any], names: list[str]) -> str:
     """The same board as an HTML table: `templates/games/<name>.html`, from the same
-    view data as the text template."""
-    return render_html(f"games/{game.template.removesuffix('.txt')}.html", view=view, names=names)
+    view data as the text template. Drawn once for the readers who see the same
+    board: the sender renders a move's board mails one after another, and in most
+    games every player's view is the same (a Serpent board takes 0.5 to 0.8 ms to
+    draw, its view 20 us to write as JSON)."""
+    return drawing(game, json.dumps(view, sort_keys=True), tuple(names))
+
+
+@lru_cache(maxsize=16)
+def drawing(game, view: str, names: tuple[str, ...]) -> Markup:
+    """`render_board_html` of a view written as JSON."""
+    return render_html(f"games/{game.template.removesuffix('.txt')}.html", view=json.loads(view), names=list(names))
 
 
 def board_html(game, view: dict[str, Any], context: dict[str, Any]) -> Markup:
