@@ -292,13 +292,14 @@ def run(quick: bool) -> list[Result]:
         expected = 4 * len(boards)
         wait_count(maildir, expected, timeout, serve, log)
 
-        cpu = cpu_by_process(serve.pid)
+        cpu = cpu_by_process(serve.pid, "pbmserv listener")
         start, accepted = send_all(port, single)
         expected += 2 * n
         done = wait_count(maildir, expected, timeout, serve, log)
         e2e_1, accept_1 = done - start, accepted - start
-        by_process = {name: (seconds - cpu.get(name, 0.0)) / n for name, seconds in cpu_by_process(serve.pid).items()}
-        serve_cpu = sum(by_process.values())
+        by_process = {name: ((user - cpu.get(name, (0, 0))[0]) / n, (system - cpu.get(name, (0, 0))[1]) / n)
+                      for name, (user, system) in cpu_by_process(serve.pid, "pbmserv listener").items()}
+        serve_cpu = sum(user + system for user, system in by_process.values())
 
         start, accepted = send_parallel(port, streams)
         expected += 2 * n
@@ -338,7 +339,9 @@ def run(quick: bool) -> list[Result]:
                               "moves/s", goal="ratio >= 0.6", met=n / accept >= 0.6 * sink_pace, note=note))
     results.append(Result("smtp: serve CPU a move, 1 connection, vs Sink a mail", serve_cpu * 1000, sink_cpu * 1000,
                           "ms", goal="serve <= 2 ms", met=serve_cpu <= 0.002,
-                          note="user + system CPU of the serve processes over the timed phase, from /proc: "
-                               + ", ".join(f"{name} {seconds * 1000:.2f}" for name, seconds in
-                                           sorted(by_process.items(), key=lambda item: -item[1]))))
+                          note="user + system CPU of the serve processes over the timed phase, from /proc; "
+                               "a move's, in ms (of it in the kernel): " + ", ".join(
+                                   f"{name} {(user + system) * 1000:.2f} ({system * 1000:.2f})"
+                                   for name, (user, system) in sorted(by_process.items(),
+                                                                      key=lambda item: -sum(item[1])))))
     return results

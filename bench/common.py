@@ -49,21 +49,24 @@ def with_children(pid: int) -> list[int]:
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds so far of a process and its live descendants; 0 for
     what cannot be read (gone, or not on this machine)."""
-    return sum(cpu_by_process(pid).values())
+    return sum(user + system for user, system in cpu_by_process(pid).values())
 
 
-def cpu_by_process(pid: int) -> dict[str, float]:
+def cpu_by_process(pid: int, name_of_pid: str | None = None) -> dict[str, tuple[float, float]]:
     """The same, by process name (`serve` names its worker's and sender's processes:
-    `pbmserv worker`, `pbmserv sender`); processes of one name are summed."""
-    seconds: dict[str, float] = {}
+    `pbmserv worker`, `pbmserv sender`; `pid` itself is `name_of_pid` if given), as
+    (user, system) seconds; processes of one name are summed."""
+    seconds: dict[str, tuple[float, float]] = {}
     for each in with_children(pid):
         try:
             name, _, rest = Path(f"/proc/{each}/stat").read_text().partition(" (")[2].rpartition(")")
         except OSError:
             continue
+        name = name_of_pid if each == pid and name_of_pid else name
         fields = rest.split()
+        user, system = seconds.get(name, (0.0, 0.0))
         # utime, stime: fields 14 and 15
-        seconds[name] = seconds.get(name, 0.0) + (int(fields[11]) + int(fields[12])) / TICK
+        seconds[name] = (user + int(fields[11]) / TICK, system + int(fields[12]) / TICK)
     return seconds
 
 
