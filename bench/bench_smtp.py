@@ -297,8 +297,8 @@ def run(quick: bool) -> list[Result]:
         expected += 2 * n
         done = wait_count(maildir, expected, timeout, serve, log)
         e2e_1, accept_1 = done - start, accepted - start
-        by_process = {name: ((user - cpu.get(name, (0, 0))[0]) / n, (system - cpu.get(name, (0, 0))[1]) / n)
-                      for name, (user, system) in cpu_by_process(serve.pid, "pbmserv listener").items()}
+        by_process = {name: tuple((now - then) / n for now, then in zip(seconds, cpu.get(name, (0, 0))))
+                      for name, seconds in cpu_by_process(serve.pid, "pbmserv listener").items()}  # (user, system)
         serve_cpu = sum(user + system for user, system in by_process.values())
 
         start, accepted = send_parallel(port, streams)
