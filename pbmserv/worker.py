@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import logging
 import traceback
+from contextlib import contextmanager
 from itertools import takewhile
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from email.message import EmailMessage
 
 from sqlalchemy import bindparam, select, update
@@ -36,7 +37,8 @@ from .render import compile_templates, render
 from .play import current_state, engine_of
 from .replyto import token_seat
 from .store.db import tables
-from .store.models import Inbound
+from .store.kept import KeptBoards
+from .store.models import ChangeCount, Inbound
 from .store.queue import queued_inbound
 from .mail.bounces import failed_recipients
 from .store.repo import clear_bounces, count_bounces, rate_limited, sender_facts
@@ -60,7 +62,20 @@ class Worker:
         # let a mail overtake one up to a group's length before it in another worker's
         # hands (a move before the move it follows): there one mail a transaction, as
         # before groups, which keeps the workers close to the order of arrival.
-        self.group = GROUP if sessions.kw["bind"].dialect.name == "sqlite" else 1
+        sqlite = sessions.kw["bind"].dialect.name == "sqlite"
+        self.group = GROUP if sqlite else 1
+        self.kept = KeptBoards(sessions) if sqlite else None  # boards kept between mails
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """A transaction to play mails in: on SQLite in the one session that keeps
+        boards (`store/kept.py`), elsewhere in a session of its own."""
+        if self.kept is None:
+            with self.sessions.begin() as session:
+                yield session
+        else:
+            with self.kept.transaction() as session:
+                yield session
 
     def run_pending(self, stop: Callable[[], bool] = lambda: False, played: Callable[[], None] = lambda: None) -> int:
         """Process every queued mail in arrival order, or until `stop()` says so between
@@ -102,8 +117,8 @@ class Worker:
         """Play mails one after another in one transaction (one commit, one disk sync for
         them all); if anything goes wrong, each again in a transaction of its own."""
         try:
-            with self.sessions.begin() as session:
-                for row in claim(session, group):  # none is missing, unless another worker began it too
+            with self.transaction() as session:
+                for row in claim(session, group, self.kept):  # none is missing, unless another worker began it too
                     Handler(session, self.config, row).handle()
         except Exception as error:  # noqa: BLE001 - each is played again alone, and kept if it fails
             log.info("a group of %s mails failed (%s); playing each alone", len(group), error.__class__.__name__)
@@ -115,8 +130,8 @@ class Worker:
         race; a mail that fails is kept, marked failed with its traceback."""
         for attempt in range(1, RETRIES + 1):
             try:
-                with self.sessions.begin() as session:
-                    for row in claim(session, [inbound_id]):  # none if another worker began it too and is done
+                with self.transaction() as session:
+                    for row in claim(session, [inbound_id], self.kept):  # none if another worker began it too and is done
                         Handler(session, self.config, row).handle()
                 return
             except (StaleDataError, IntegrityError, OperationalError) as error:
@@ -178,9 +193,12 @@ CLAIM = (update(Inbound.__table__).where(inbound.id.in_(IDS), inbound.status == 
          .values(status="done", processed_at=inbound.received_at)
          .returning(inbound.id, inbound.message_id, inbound.raw, inbound.envelope_from, inbound.received_at,
                     inbound.error, inbound.attempts, inbound.masked))
+# the same, with the count of written rows as the claim found it (`store/kept.py`)
+CLAIM_COUNTED = CLAIM.returning(select(ChangeCount.count).where(ChangeCount.id == 1).scalar_subquery()
+                                .label("change_count"))
 
 
-def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
+def claim(session: Session, inbound_ids: list[int], kept: KeptBoards | None = None) -> list[Inbound]:
     """Take these mails, started by this worker, for this transaction and mark them
     done, in one statement; what the handler finds otherwise (ignored, an error noted)
     it writes over that. In arrival order.
@@ -190,11 +208,16 @@ def claim(session: Session, inbound_ids: list[int]) -> list[Inbound]:
     too) and then skips a mail found done. Skipping locked mails here instead would
     leave a mail started, queued and never played when another worker's start had
     locked it for that moment. Locked until the transaction ends: another worker's
-    start skips them meanwhile."""
-    found = tables(session).execute(CLAIM, {"ids": inbound_ids}).all()
+    start skips them meanwhile. With `kept`, the count of written rows comes with
+    them, and what it keeps is checked against it before anything is read."""
+    found = tables(session).execute(CLAIM if kept is None else CLAIM_COUNTED, {"ids": inbound_ids}).all()
+    if kept is not None:
+        kept.check(found[0].change_count if found else None)
     rows = []
     for values in sorted(found, key=lambda values: values.id):
-        row = Inbound(status="done", processed_at=values.received_at, **values._asdict())
+        values = values._asdict()
+        values.pop("change_count", None)
+        row = Inbound(status="done", processed_at=values["received_at"], **values)
         make_transient_to_detached(row)  # as if loaded: only what changes from here on is written
         session.add(row)
         rows.append(row)

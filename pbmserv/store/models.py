@@ -312,6 +312,22 @@ class RateEvent(Base):
     at: Mapped[datetime] = mapped_column(DateTime)
 
 
+class ChangeCount(Base):
+    """One row (id 1): how many rows of the tables a board's objects come from have been
+    written, whoever wrote them. Triggers count them on SQLite (migration 0014), where a
+    worker keeps the boards it played in memory while the count shows that nobody else
+    wrote (`store/kept.py`); on PostgreSQL nothing counts and nothing is kept."""
+
+    __tablename__ = "change_count"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    count: Mapped[int] = mapped_column(Integer)
+
+
+# The tables no trigger counts: the queues and the rate events, written with every mail,
+# whose objects no kept board refers to (a worker forgets those it holds instead).
+UNCOUNTED = frozenset({"inbound", "outbound", "rate_events", "change_count"})
+
+
 COUNTED = {"pending": "pending_count", "subscriptions": "observer_count"}  # collection: its count column
 
 

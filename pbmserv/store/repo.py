@@ -15,6 +15,7 @@ from sqlalchemy.orm.attributes import instance_state, set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
 from .db import tables
+from .kept import keep_board, kept_board
 from .models import Address, GameRecord, RateEvent, Seat, Setting, User
 
 
@@ -97,7 +98,12 @@ def board_with_players():
 
 
 def find_game(session: Session, game_type: str, board: int) -> GameRecord | None:
-    return session.scalars(board_with_players(), {"game_type": game_type, "board": board}).unique().one_or_none()
+    """The board with its players: as the worker keeps it, if it does (`kept.py`)."""
+    record = kept_board(session, game_type, board)
+    if record is None:
+        record = session.scalars(board_with_players(), {"game_type": game_type, "board": board}).unique().one_or_none()
+        keep_board(session, record)
+    return record
 
 
 BOARD_COLUMNS = frozenset(GameRecord.__table__.columns.keys()) - {"id", "version"}

@@ -1,0 +1,116 @@
+"""The boards a worker played lately, kept in memory between its transactions on
+SQLite, so that the next mail on a board does not load it, its seats and its players
+again (a fifth of a move's work in the worker).
+
+The database stays the truth. Triggers count every row written to the tables a
+board's objects come from (`change_count`), by anyone. The worker reads the count
+after its last write, just before its commit and still holding SQLite's write lock,
+and again in the statement that claims the next transaction's mails: only if the two
+are equal has nobody written any of those rows in between, and only then does it use
+the objects its session holds as they are. Otherwise, and after any rollback or any
+deletion, it expires them all and loads again what it needs. On PostgreSQL such a
+count would be one row that every server writes with every move: there nothing is
+kept, and boards are loaded as before.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+from sqlalchemy import event, inspect
+from sqlalchemy.orm import Session, sessionmaker
+
+from .models import UNCOUNTED, GameRecord
+
+KEEP = 64  # boards kept, the last played
+INFO = "kept boards"  # the session.info key of its (game type, board) -> GameRecord
+COUNT = "SELECT count FROM change_count WHERE id = 1"
+
+
+class KeptBoards:
+    """A worker's one long-lived session, and the boards it keeps (SQLite only)."""
+
+    def __init__(self, sessions: sessionmaker[Session]):
+        self.session = sessions()
+        self.boards: OrderedDict[tuple[str, int], GameRecord] = OrderedDict()
+        self.session.info[INFO] = self.boards
+        self.count: int | None = None  # the count the session's objects are current at; None: unknown
+        self.noted: int | None = None  # the count at this transaction's end, kept once it commits
+        event.listen(self.session, "persistent_to_deleted", self._deleted)
+
+    @contextmanager
+    def transaction(self) -> Iterator[Session]:
+        """The session in a transaction of its own, committed at the end; a failure
+        anywhere (the commit's too) forgets everything kept."""
+        session = self.session
+        if session.in_transaction():  # an attribute read outside the worker's transactions
+            session.rollback()
+        try:
+            with session.begin():
+                yield session
+                self._note(session)
+        except BaseException:
+            self.forget()
+            raise
+        self.count, self.noted = self.noted, None
+        while len(self.boards) > KEEP:
+            self.boards.popitem(last=False)
+
+    def check(self, count: int | None) -> None:
+        """At the start of a transaction, given the count as it began (None: not
+        read): the session's objects stay as they are if nobody wrote since this
+        worker's last commit, else they are expired. Objects of the uncounted tables
+        (a mail claimed before, a rate event) are let go either way: nobody counts
+        their changes, and a mail played again is claimed as a new object."""
+        for instance in list(self.session.identity_map.values()):
+            if type(instance).__tablename__ in UNCOUNTED:
+                self.session.expunge(instance)
+        if count is None or count != self.count:
+            self.session.expire_all()
+            self.boards.clear()
+        self.count = None  # until this transaction's commit
+
+    def forget(self) -> None:
+        self.count = self.noted = None
+        self.boards.clear()
+        self.session.expire_all()
+
+    def _note(self, session: Session) -> None:
+        """The count after this transaction's writes, which the next one compares."""
+        session.flush()
+        if session.info.pop("deleted", False):  # a deleted row may sit in a kept collection
+            self.noted = None
+            self.boards.clear()
+            session.expire_all()
+            return
+        for record in self.boards.values():  # its log is written as rows (`movelog.append`)
+            if "moves" in record.__dict__:
+                session.expire(record, ["moves"])
+        self.noted = session.connection().exec_driver_sql(COUNT).scalar_one()
+
+    @staticmethod
+    def _deleted(session: Session, _instance) -> None:
+        session.info["deleted"] = True
+
+
+def kept_board(session: Session, game_type: str, board: int) -> GameRecord | None:
+    """The board as this worker's session holds it, if it is kept and current."""
+    boards = session.info.get(INFO)
+    record = boards.get((game_type, board)) if boards else None
+    if record is None:
+        return None
+    state = inspect(record)
+    if state.deleted or state.was_deleted or state.session is not session:
+        del boards[(game_type, board)]
+        return None
+    boards.move_to_end((game_type, board))
+    return record
+
+
+def keep_board(session: Session, record: GameRecord | None) -> None:
+    """Keep a board just loaded, if this session keeps boards."""
+    boards = session.info.get(INFO)
+    if boards is not None and record is not None:
+        boards[(record.game_type, record.board)] = record
