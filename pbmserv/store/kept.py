@@ -24,7 +24,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from .models import UNCOUNTED, GameRecord
 
-KEEP = 64  # boards kept, the last played
+KEEP = 256  # boards kept, the last played (a few kB each)
 INFO = "kept boards"  # the session.info key of its (game type, board) -> GameRecord
 COUNT = "SELECT count FROM change_count WHERE id = 1"
 
@@ -38,7 +38,10 @@ class KeptBoards:
         self.session.info[INFO] = self.boards
         self.count: int | None = None  # the count the session's objects are current at; None: unknown
         self.noted: int | None = None  # the count at this transaction's end, kept once it commits
+        self.uncounted: list = []  # objects of the uncounted tables that came into the session
         event.listen(self.session, "persistent_to_deleted", self._deleted)
+        for arrival in ("loaded_as_persistent", "pending_to_persistent", "detached_to_persistent"):
+            event.listen(self.session, arrival, self._arrived)
 
     @contextmanager
     def transaction(self) -> Iterator[Session]:
@@ -64,9 +67,10 @@ class KeptBoards:
         worker's last commit, else they are expired. Objects of the uncounted tables
         (a mail claimed before, a rate event) are let go either way: nobody counts
         their changes, and a mail played again is claimed as a new object."""
-        for instance in list(self.session.identity_map.values()):
-            if type(instance).__tablename__ in UNCOUNTED:
+        for instance in self.uncounted:
+            if inspect(instance).session is self.session:
                 self.session.expunge(instance)
+        self.uncounted.clear()
         if count is None or count != self.count:
             self.session.expire_all()
             self.boards.clear()
@@ -85,14 +89,15 @@ class KeptBoards:
             self.boards.clear()
             session.expire_all()
             return
-        for record in self.boards.values():  # its log is written as rows (`movelog.append`)
-            if "moves" in record.__dict__:
-                session.expire(record, ["moves"])
         self.noted = session.connection().exec_driver_sql(COUNT).scalar_one()
 
     @staticmethod
     def _deleted(session: Session, _instance) -> None:
         session.info["deleted"] = True
+
+    def _arrived(self, _session: Session, instance) -> None:
+        if type(instance).__tablename__ in UNCOUNTED:
+            self.uncounted.append(instance)
 
 
 def kept_board(session: Session, game_type: str, board: int) -> GameRecord | None:

@@ -100,6 +100,8 @@ def append(record: GameRecord, **values: Any) -> Logged:
     logged = Logged(number=len(moves) + 1, **values)
     session = object_session(record)
     tables(session).execute(LOG_MOVE, dict(game_id=record.id, **logged._asdict()))
+    if "moves" in record.__dict__:  # loaded: read again when next asked for, with this row
+        session.expire(record, ["moves"])
     moves.append(logged)
     session.info.setdefault("logs written", {})[record.id] = record
     return logged
