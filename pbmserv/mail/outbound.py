@@ -18,6 +18,7 @@ import os
 import quopri
 import re
 import smtplib
+import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from email.generator import BytesGenerator
@@ -33,7 +34,7 @@ from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
 from ..games import get_game
 from ..render import board_html, fill, render, render_html
-from ..store.db import tables
+from ..store.db import in_memory_sqlite, make_engine, tables
 from ..store.models import Address, Outbound, User
 from ..store.queue import instance_token, queued_outbound, retry_later
 
@@ -402,10 +403,7 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
     delivered = 0
     while True:
         with sessions() as session:
-            due = [(row, envelope_sender(session, transport.server_address, row.id))
-                   for row in queued_outbound(session, now, limit=transport.batch)]
-            if session.bind.dialect.name == "sqlite":
-                session.close()  # its write lock is let go; the outcomes take it again
+            due = claim_replies(sessions, session, transport, now)
             rendered = [rendering(row) for row, _sender in due]
             failures = [failure for _raw, failure in rendered]
             ready = {index: (row.recipients, raw, row.message_id, sender)
@@ -418,6 +416,28 @@ def deliver_queued(sessions: sessionmaker[Session], transport, now: datetime) ->
             session.commit()
         if len(due) < transport.batch:
             return delivered
+
+
+_readers: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> its reading sessionmaker
+
+
+def claim_replies(sessions: sessionmaker[Session], session: Session, transport, now: datetime) -> list:
+    """A batch of the replies due, each with its envelope sender. On PostgreSQL in
+    `session`, whose claim locks them until their outcomes are written. SQLite has
+    one sender and one write lock, and there the claim is a read: through an engine
+    of its own that takes no write turn (in WAL mode such a read never waits for the
+    worker's transaction), and nothing stays open while the replies are on their way."""
+    engine = sessions.kw["bind"]
+    if engine.dialect.name != "sqlite" or in_memory_sqlite(engine.url):
+        reading = contextlib.nullcontext(session)
+    else:
+        if engine not in _readers:
+            _readers[engine] = sessionmaker(make_engine(engine.url.render_as_string(hide_password=False),
+                                                        immediate=False))
+        reading = _readers[engine]()
+    with reading as claiming:
+        return [(row, envelope_sender(claiming, transport.server_address, row.id))
+                for row in queued_outbound(claiming, now, limit=transport.batch)]
 
 
 def rendering(row) -> tuple[bytes, Exception | None]:
