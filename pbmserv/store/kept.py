@@ -39,6 +39,7 @@ class KeptBoards:
         self.count: int | None = None  # the count the session's objects are current at; None: unknown
         self.noted: int | None = None  # the count at this transaction's end, kept once it commits
         self.uncounted: list = []  # objects of the uncounted tables that came into the session
+        self.deleted = False  # whether this transaction deleted a row
         event.listen(self.session, "persistent_to_deleted", self._deleted)
         for arrival in ("loaded_as_persistent", "pending_to_persistent", "detached_to_persistent"):
             event.listen(self.session, arrival, self._arrived)
@@ -77,23 +78,23 @@ class KeptBoards:
         self.count = None  # until this transaction's commit
 
     def forget(self) -> None:
+        """Nothing kept is current (the rollback expired it all; the next `check`
+        expires whatever came since)."""
         self.count = self.noted = None
+        self.deleted = False
         self.boards.clear()
-        self.session.expire_all()
 
     def _note(self, session: Session) -> None:
         """The count after this transaction's writes, which the next one compares."""
         session.flush()
-        if session.info.pop("deleted", False):  # a deleted row may sit in a kept collection
-            self.noted = None
+        if self.deleted:  # a deleted row may sit in a kept collection: the next check expires all
+            self.noted, self.deleted = None, False
             self.boards.clear()
-            session.expire_all()
             return
         self.noted = session.connection().exec_driver_sql(COUNT).scalar_one()
 
-    @staticmethod
-    def _deleted(session: Session, _instance) -> None:
-        session.info["deleted"] = True
+    def _deleted(self, _session: Session, _instance) -> None:
+        self.deleted = True
 
     def _arrived(self, _session: Session, instance) -> None:
         if type(instance).__tablename__ in UNCOUNTED:
