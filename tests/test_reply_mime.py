@@ -1,11 +1,13 @@
-"""The replies' MIME writer (`outbound.as_bytes`): the standard library's compat32
-generator with two shortcuts for speed, which must give exactly the bytes the
-standard one gives, whatever a header or a body holds (replays compare bytes)."""
+"""The replies' MIME writer (`outbound.compose`, and `outbound.as_bytes` where it
+needs the generator): the standard library's compat32 generator with shortcuts for
+speed, which must give exactly the bytes the standard one gives, whatever a header or
+a body holds (replays compare bytes)."""
 
 from __future__ import annotations
 
 from datetime import datetime
 from email import message_from_bytes
+from email.message import Message
 from email.policy import compat32
 
 import pytest
@@ -59,16 +61,30 @@ def test_the_shortcut_takes_the_common_headers_and_leaves_the_rest():
 BODIES = st.text(alphabet=st.sampled_from("ab |-+\n\r\u00e9\u2014"), max_size=300)
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=300, deadline=None)
 @given(to=st.lists(st.sampled_from(["a@example.org", "bob.the.long.named@example.org", "\u00e9@example.org"]),
-                   min_size=1, max_size=6),
+                   min_size=0, max_size=6),
        subject=VALUES.filter(lambda text: len(f"{text}.".splitlines()) == 1),  # ours: one line
-       body=BODIES, html=st.one_of(st.none(), BODIES))
-def test_a_reply_has_the_bytes_the_standard_generator_writes(to, subject, body, html):
-    mine = compose(CONFIG.server.address, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None, html)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(outbound, "as_bytes", lambda message: message.as_bytes())
-        standard = compose(CONFIG.server.address, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", None,
-                           html)
-    assert mine == standard
+       body=BODIES, html=st.one_of(st.none(), BODIES),
+       reply_to=st.one_of(st.none(), st.sampled_from(["pbmserv+2-1-o5stbypwzklb7jwki3ew@localhost", "w" * 75])),
+       in_reply_to=st.one_of(st.none(), st.sampled_from(["<c@example.org>", "<" + "c" * 80 + "@example.org>"])))
+def test_a_reply_has_the_bytes_the_standard_generator_writes(to, subject, body, html, reply_to, in_reply_to):
+    """`compose` writes most replies directly and the rest through our generator:
+    either way, the bytes of the standard generator writing `mime_message`."""
+    arguments = (CONFIG.server.address, to, subject, body, "<pbmserv.x.1.1@localhost>", WHEN, in_reply_to, reply_to,
+                 html)
+    mine = compose(*arguments)
+    assert mine == outbound.mime_message(*arguments).as_bytes()
     assert message_from_bytes(mine)["Message-ID"] == "<pbmserv.x.1.1@localhost>"
+
+
+def test_a_board_mail_is_written_directly(monkeypatch):
+    """The common reply (ASCII headers that fit, text and HTML without a carriage
+    return) never builds a `Message`; one with a non-ASCII subject does."""
+    built = []
+    monkeypatch.setattr(outbound, "mime_message", lambda *arguments: built.append(arguments) or Message())
+    compose(CONFIG.server.address, ["a@example.org"], "Super-Wari Board 101", "Board\n\u2014\n",
+            "<pbmserv.x.1.1@localhost>", WHEN, "<c@example.org>", "pbmserv+2-1-x@localhost", "<p>\u00e9</p>\n")
+    assert built == []
+    compose(CONFIG.server.address, ["a@example.org"], "caf\u00e9", "Board\n", "<pbmserv.x.1.1@localhost>", WHEN, None)
+    assert len(built) == 1

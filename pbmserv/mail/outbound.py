@@ -135,35 +135,68 @@ def compose(sender: str, to: list[str], subject: str, body: str, message_id: str
     marked as automatic: plain text, or `multipart/alternative` with `html` after the
     same text (the part a client that draws HTML shows).
 
-    Built with the standard library's compat32 `Message`, whose headers are kept as
-    given: six times cheaper than `EmailMessage`, which parses every header it is
-    handed (our headers are ours, and only a Subject may need encoding)."""
-    message = Message()
-    message["From"] = sender
-    message["To"] = ", ".join(to)
-    message["Subject"] = subject if subject.isascii() else Header(subject, "utf-8")
-    message["Date"] = email.utils.format_datetime(date.replace(tzinfo=timezone.utc))
-    message["Message-ID"] = message_id
+    Written directly where every header fits on its line as given and no text holds a
+    carriage return (every reply the server writes): the bytes `mime_message`'s
+    generator writes (tested), at a fifth of the cost; otherwise by that generator."""
+    headers = reply_headers(sender, to, subject, message_id, date, in_reply_to, reply_to)
+    if "\r" in body or (html is not None and "\r" in html) or not all(
+            fits_unfolded(name, value) for name, value in headers):
+        return as_bytes(mime_message(sender, to, subject, body, message_id, date, in_reply_to, reply_to, html))
+    head = "".join(f"{name}: {value}\n" for name, value in headers)
+    if html is None:
+        return (head + text_headers(body)).encode("ascii") + body.encode()
+    boundary = mime_boundary(message_id)
+    return b"".join([
+        f'{head}Content-Type: multipart/alternative;\n boundary="{boundary}"\n\n--{boundary}\n'
+        f"{text_headers(body)}".encode("ascii"), body.encode(),
+        f'\n--{boundary}\nContent-Type: text/html; charset="utf-8"\n'
+        f"Content-Transfer-Encoding: quoted-printable\n\n".encode("ascii"), quopri.encodestring(html.encode()),
+        f"\n--{boundary}--\n".encode("ascii")])
+
+
+def reply_headers(sender: str, to: list[str], subject: str, message_id: str, date: datetime,
+                  in_reply_to: str | None, reply_to: str | None) -> list[tuple[str, str]]:
+    """A reply's headers before its MIME ones, in their order."""
+    headers = [("From", sender), ("To", ", ".join(to)), ("Subject", subject),
+               ("Date", email.utils.format_datetime(date.replace(tzinfo=timezone.utc))), ("Message-ID", message_id)]
     if reply_to:
-        message["Reply-To"] = reply_to
+        headers.append(("Reply-To", reply_to))
     if in_reply_to:
-        message["In-Reply-To"] = in_reply_to
-        message["References"] = in_reply_to
-    message["Auto-Submitted"] = "auto-replied"
-    message["MIME-Version"] = "1.0"
+        headers += [("In-Reply-To", in_reply_to), ("References", in_reply_to)]
+    return headers + [("Auto-Submitted", "auto-replied"), ("MIME-Version", "1.0")]
+
+
+def mime_boundary(message_id: str) -> str:
+    """The multipart boundary, from the Message-ID: a replay writes the same bytes."""
+    return "=_pbmserv_" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
+
+
+def text_headers(body: str) -> str:
+    """The text part's headers and the blank line after them: the text goes unencoded,
+    so the board reads as drawn even in the rawest mail reader."""
+    encoding = "7bit" if body.isascii() else "8bit"
+    return f'Content-Type: text/plain; charset="utf-8"\nContent-Transfer-Encoding: {encoding}\n\n'
+
+
+def mime_message(sender: str, to: list[str], subject: str, body: str, message_id: str, date: datetime,
+                 in_reply_to: str | None, reply_to: str | None = None, html: str | None = None) -> Message:
+    """`compose`'s reply as the standard library's compat32 `Message`, whose headers
+    are kept as given: six times cheaper than `EmailMessage`, which parses every
+    header it is handed (our headers are ours, and only a Subject may need encoding)."""
+    message = Message()
+    for name, value in reply_headers(sender, to, subject, message_id, date, in_reply_to, reply_to):
+        message[name] = Header(value, "utf-8") if name == "Subject" and not value.isascii() else value
     if html is None:
         text_part(message, body)
-        return as_bytes(message)
-    # the boundary comes from the Message-ID, so that a replay writes the same bytes
-    boundary = "=_pbmserv_" + hashlib.sha256(message_id.encode()).hexdigest()[:32]
-    message["Content-Type"] = f'multipart/alternative; boundary="{boundary}"'
+        return message
+    message["Content-Type"] = f'multipart/alternative; boundary="{mime_boundary(message_id)}"'
     plain, rich = Message(), Message()
     text_part(plain, body)
     rich["Content-Type"] = 'text/html; charset="utf-8"'
     rich["Content-Transfer-Encoding"] = "quoted-printable"  # lines of at most 76 characters
     rich.set_payload(quopri.encodestring(html.encode()).decode("ascii"))
     message.set_payload([plain, rich])
-    return as_bytes(message)
+    return message
 
 
 class ReplyPolicy(Compat32):
