@@ -12,6 +12,7 @@ where a path may finish, and every other cell is blocked.
 
 from __future__ import annotations
 
+import functools
 import re
 import textwrap
 from dataclasses import dataclass, field
@@ -72,47 +73,51 @@ class Side:
     def __init__(self, board: list[str], stone: str, geo: Geometry) -> None:
         self.board, self.stone, self.geo = board, stone, geo
         nbrs = geo.nbrs
-        n = geo.cells
-        gid = [-1] * n
+        # One pass over the stones: each stone's degree within its colour, and for
+        # every empty cell the stones of this colour it touches (None if not empty).
+        touch: list[list[int] | None] = [[] if v == EMPTY else None for v in board]
+        degree: dict[int, int] = {}
+        for c, v in enumerate(board):
+            if v == stone:
+                d = 0
+                for y in nbrs[c]:
+                    w = board[y]
+                    if w == stone:
+                        d += 1
+                    elif w == EMPTY:
+                        touch[y].append(c)
+                degree[c] = d
+        gid = [-1] * geo.cells
         groups: list[list[int]] = []
-        for c in range(n):
-            if board[c] == stone and gid[c] < 0:
-                k = len(groups)
-                gid[c] = k
-                members = [c]
-                stack = [c]
-                while stack:
-                    x = stack.pop()
-                    for y in nbrs[x]:
-                        if board[y] == stone and gid[y] < 0:
-                            gid[y] = k
-                            members.append(y)
-                            stack.append(y)
-                groups.append(members)
-        self.gid, self.groups = gid, groups
         self.ends: list[list[int]] = []
         self.valid: list[bool] = []
-        is_end = [False] * n
-        for members in groups:
+        is_end = [False] * geo.cells
+        for c in degree:
+            if gid[c] >= 0:
+                continue
+            k = len(groups)
+            gid[c] = k
+            members = [c]
+            stack = [c]
+            while stack:
+                x = stack.pop()
+                for y in nbrs[x]:
+                    if board[y] == stone and gid[y] < 0:
+                        gid[y] = k
+                        members.append(y)
+                        stack.append(y)
+            groups.append(members)
             if len(members) == 1:
                 ends, ok = members, True
             else:
-                ends, ok = [], True
-                for x in members:
-                    degree = sum(1 for y in nbrs[x] if board[y] == stone)
-                    if degree == 1:
-                        ends.append(x)
-                    elif degree != 2:
-                        ok = False
-                ok = ok and len(ends) == 2
+                ends = [x for x in members if degree[x] == 1]
+                ok = len(ends) == 2 and all(degree[x] <= 2 for x in members)
             self.valid.append(ok)
             self.ends.append(ends if ok else [])
             if ok:
                 for x in ends:
                     is_end[x] = True
-        self.is_end = is_end
-        # For every empty cell, the stones of this colour it touches.
-        self.touch = [[y for y in nbrs[c] if board[y] == stone] if board[c] == EMPTY else None for c in range(n)]
+        self.gid, self.groups, self.is_end, self.touch = gid, groups, is_end, touch
         self._distance: dict[int, int] = {}
 
     def search(self, a: int, starts=None, path: bool = False):
@@ -176,6 +181,19 @@ class Side:
         return [k for k in range(len(self.groups)) if not self.alive(k, flag)]
 
 
+def side_of(board, stone: str, geo: Geometry) -> Side:
+    """The Side of `stone` on `board` (a string or a list of cells), shared: one move
+    asks for the same few positions many times over (checking, applying, the stuck
+    test, each reader's board), and a Side never changes but for its memo of
+    distances, which depends on the board alone."""
+    return _side(board if isinstance(board, str) else "".join(board), stone, geo.n)
+
+
+@functools.lru_cache(maxsize=256)
+def _side(board: str, stone: str, size: int) -> Side:
+    return Side(board, stone, GEOMETRIES[size])
+
+
 @dataclass
 class SerpentState(State):
     """A game in progress. `history` holds every position so far (board, the two
@@ -227,6 +245,7 @@ class Ending:
 
     first: int
     board: list[str]
+    flags: list[bool]  # the "has had two groups" flags after the action
     removed: tuple[list[int], list[int]]
     winner: int | None
     error: str | None = None
@@ -342,22 +361,24 @@ class Serpent(Game):
         return Action("tail", cells[0], cells[1], suffix=suffix)
 
     def check(self, state: SerpentState, seat: int, text: str) -> Verdict:
+        move, ending = self.judge(state, seat, text)
+        return Verdict(error=move) if ending is None else Verdict(move=move)
+
+    def judge(self, state: SerpentState, seat: int, text: str) -> tuple[str, Ending | None]:
+        """(canonical move, the removals it makes) or (the error, None): the one
+        judgement both `check` and `apply` rest on."""
         try:
             text = str(text)
         except Exception:  # pragma: no cover - str() of a str never fails
-            return Verdict(error="send a move as text")
+            return "send a move as text", None
         if self.is_over(state):
-            return Verdict(error="the game is over")
+            return "the game is over", None
         if seat != state.to_move:
-            return Verdict(error=f"it is not your turn; {{seat{state.to_move}}} is to move")
-        geo = GEOMETRIES[state.size]
-        action = self.parse(geo, text)
+            return f"it is not your turn; {{seat{state.to_move}}} is to move", None
+        action = self.parse(GEOMETRIES[state.size], text)
         if isinstance(action, str):
-            return Verdict(error=action)
-        move, chosen = self.decide(state, seat, action)
-        if chosen is None:
-            return Verdict(error=move)
-        return Verdict(move=move)
+            return action, None
+        return self.decide(state, seat, action)
 
     def prepare(self, state: SerpentState, seat: int, action: Action, board: list[str],
                 own: Side | None = None) -> Prepared | str:
@@ -387,7 +408,7 @@ class Serpent(Game):
                 return f"there is no stone at {names[src]}"
             if board[src] != stone:
                 return f"{names[src]} is not your stone"
-            own = own or Side(board, stone, geo)
+            own = own or side_of(board, stone, geo)
             k = own.gid[src]
             if len(own.groups[k]) == 1:
                 return f"{names[src]} is an egg; only the tail of a snake can move"
@@ -448,7 +469,7 @@ class Serpent(Game):
         else two, the opponent's colour first and then the mover's."""
         geo = GEOMETRIES[state.size]
         board, flags = prepared.board, prepared.flags
-        sides = [Side(board, STONE[c], geo) for c in (0, 1)]
+        sides = [side_of(board, STONE[c], geo) for c in (0, 1)]
         dead = [sides[c].dead(flags[c]) for c in (0, 1)]
         if not dead[0] or not dead[1]:
             # Removing one colour only adds empty cells, which never kills the other:
@@ -465,7 +486,7 @@ class Serpent(Game):
                 if step == 0:
                     side, gone = sides[colour], dead[colour]
                 else:
-                    side = Side(final, STONE[colour], geo) if removed[first] else sides[colour]
+                    side = side_of(final, STONE[colour], geo) if removed[first] else sides[colour]
                     gone = side.dead(flags[colour]) if removed[first] else dead[colour]
                 if not gone:
                     continue
@@ -476,7 +497,7 @@ class Serpent(Game):
                 if len(gone) == len(side.groups):
                     winner = 1 - colour
                     break
-            ending = Ending(first, final, removed, winner)
+            ending = Ending(first, final, flags, removed, winner)
             ending.error = self.illegal(state, seat, action, prepared, ending)
             results.append(ending)
         return results
@@ -491,7 +512,7 @@ class Serpent(Game):
             if final[action.dest] != stone:
                 return f"the moved stone at {names[action.dest]} would be removed"
             if not prepared.joined:
-                side = Side(final, stone, geo)
+                side = side_of(final, stone, geo)
                 after = side.group_distance(side.gid[action.dest])
                 if not after < prepared.before:
                     return (f"the move does not shorten the snake's survival path ({_fmt(prepared.before)} before, "
@@ -527,7 +548,7 @@ class Serpent(Game):
                     if final[y] == EMPTY and y not in region:
                         region[y] = e
                         stack.append(y)
-        side = Side(final, STONE[colour], geo)
+        side = side_of(final, STONE[colour], geo)
         for ends in side.ends:
             for a in ends:
                 starts = [s for s in nbrs[a] if s in region]
@@ -577,7 +598,7 @@ class Serpent(Game):
         for c in range(geo.cells):
             if board[c] == EMPTY:
                 yield Action("place", c), None
-        own = Side(list(board), STONE[seat], geo)
+        own = side_of(board, STONE[seat], geo)
         for k, ends in enumerate(own.ends):
             if len(own.groups[k]) < 2:
                 continue
@@ -613,18 +634,15 @@ class Serpent(Game):
         return self.options(state, seat)
 
     def apply(self, state: SerpentState, seat: int, move: str, chance: Any) -> None:
-        verdict = self.check(state, seat, move)
-        if not verdict.ok:
-            raise ValueError(f"illegal move {move!r}: {verdict.error}")
+        canonical, ending = self.judge(state, seat, move)
+        if ending is None:
+            raise ValueError(f"illegal move {move!r}: {canonical}")
         geo = GEOMETRIES[state.size]
-        action = self.parse(geo, verdict.move)
-        prepared = self.prepare(state, seat, action, list(state.board))
-        _, ending = self.decide(state, seat, action)
         state.board = "".join(ending.board)
-        state.flags = list(prepared.flags)
+        state.flags = list(ending.flags)
         state.to_move = 1 - seat
         state.history.append(position_key(state.board, state.flags, state.to_move))
-        state.last_seat, state.last_move = seat, verdict.move
+        state.last_seat, state.last_move = seat, canonical
         state.removed = [[geo.names[c] for c in sorted(ending.removed[colour])] for colour in (0, 1)]
         if ending.winner is not None:
             state.over, state.winner = "wipeout", ending.winner
@@ -660,7 +678,7 @@ class Serpent(Game):
         """What each stone is, row by row as `rows` ("" empty, "egg", "snake", or a
         snake's "head" and "tail" where their distances differ): for the HTML board,
         which draws eggs and snakes apart, the template holding no game logic."""
-        sides = [Side(list(state.board), stone, geo) for stone in STONE]
+        sides = [side_of(state.board, stone, geo) for stone in STONE]
 
         def shape(c: int) -> str:
             if state.board[c] == EMPTY:
