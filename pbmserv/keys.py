@@ -50,7 +50,10 @@ def derive(session: Session, *purpose: object) -> str:
 def mac(session: Session, *parts: object) -> str:
     """A short MAC of `parts` for addresses: MAC_LENGTH base32 characters, lower case."""
     digest = bytes.fromhex(derive(session, "mac", *parts))
-    return base64.b32encode(digest).decode().lower()[:MAC_LENGTH]
+    # each 5 bytes make 8 characters: encoding only the blocks the kept characters come
+    # from gives the same characters as the whole digest, at half the cost
+    blocks = -(-MAC_LENGTH // 8)
+    return base64.b32encode(digest[:5 * blocks]).decode().lower()[:MAC_LENGTH]
 
 
 def make_tag(session: Session, kind: str, payload: str, bind: str = "") -> str:
