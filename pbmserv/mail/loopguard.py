@@ -258,8 +258,9 @@ def loop_reason(
     ``envelope_from`` is the SMTP ``MAIL FROM`` when known ('' is the null
     sender of bounces); None means "not known" (replay, stdin pipe).
     """
+    present = {name.lower() for name in msg.keys()}  # one pass: each `name in msg` is one more
     return_path = header_text(msg, "Return-Path").strip()
-    if envelope_from == "" or ("Return-Path" in msg and return_path.replace(" ", "") == "<>"):
+    if envelope_from == "" or ("return-path" in present and return_path.replace(" ", "") == "<>"):
         return "null sender"
     daemon = next((p for p in _sender_locals(msg, envelope_from) if p in DAEMON_LOCAL_PARTS), None)
     if daemon:
@@ -268,13 +269,13 @@ def loop_reason(
         return "no usable From address"
     if _from_server(msg, server_address, envelope_from):
         return "mail from the server's own address"
-    if "Auto-Submitted" in msg and _first_token(header_text(msg, "Auto-Submitted")) != "no":
+    if "auto-submitted" in present and _first_token(header_text(msg, "Auto-Submitted")) != "no":
         return "Auto-Submitted mail"
     precedence = _first_token(header_text(msg, "Precedence"))
     if precedence in BULK_PRECEDENCES:
         return f"Precedence: {precedence}"
     for name in LIST_HEADERS + AUTOREPLY_HEADERS:
-        if name in msg:
+        if name.lower() in present:
             return f"{name} header"
     if AUTOREPLY_SUBJECT.search(header_text(msg, "Subject")[:200]):
         return "an auto-responder's Subject"

@@ -14,6 +14,7 @@ import re
 import textwrap
 import unicodedata
 from collections.abc import Callable, Iterable
+from functools import cached_property
 from itertools import groupby
 
 MASK = "********"
@@ -75,18 +76,28 @@ class Masker:
 
     A password is masked wherever it stands but inside a longer word: "hunter2.",
     "(hunter2)" and "pw=hunter2" are masked, "hunter22" is not. All passwords are one
-    regex, compiled once per mail. Given more than MAX_PASSWORDS, every word is masked."""
+    regex, compiled once per mail, when first needed: most mails only ever mask an empty
+    comment."""
 
     def __init__(self, secrets: Iterable[str], server_address: str):
         self.secrets = list(secrets)
         self.everything = len(set(self.secrets)) > MAX_PASSWORDS
+        self.server_address = server_address
+
+    @cached_property
+    def passwords(self) -> re.Pattern | None:
         usable = sorted({secret for secret in self.secrets if 0 < len(secret) <= MAX_SECRET_CHARS})
-        self.passwords = re.compile(_alternation(usable), re.DOTALL) if usable and not self.everything else None
-        local = re.escape(server_address.rpartition("@")[0])
+        return re.compile(_alternation(usable), re.DOTALL) if usable and not self.everything else None
+
+    @cached_property
+    def tokens(self) -> re.Pattern:
+        local = re.escape(self.server_address.rpartition("@")[0])
         # a tag ends at the next `local+`, so that a long run of them is read once
-        self.tokens = re.compile(rf"\b({local})\+(?:(?!{local}\+)[^@\s])+@", re.IGNORECASE)
+        return re.compile(rf"\b({local})\+(?:(?!{local}\+)[^@\s])+@", re.IGNORECASE)
 
     def __call__(self, text: str) -> str:
+        if not text:  # nothing to mask
+            return text
         if self.everything:
             return re.sub(r"\S+", MASK, text)
         if self.passwords is not None:
