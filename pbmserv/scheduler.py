@@ -179,14 +179,19 @@ DUE_AND_ROBOTS = select(*DUE_MOMENTS, select(GameRecord.id).where(GameRecord.rob
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
     """When the next deadline of any active game, the next digest or the first
     expiry of an open seek falls due (for `serve` to sleep until), in one statement."""
-    return min((moment for moment in read_row(sessions, EARLIEST_DUE) if moment is not None), default=None)
+    return soonest(read_row(sessions, EARLIEST_DUE))
 
 
 def due_and_robots(sessions: sessionmaker[Session]) -> tuple[datetime | None, bool]:
     """`earliest_due`, and whether a board waits for a robot (`robots.turns.play_robots`
     then has a move to play), in one statement: what `replay` asks after every mail."""
     *found, robots = read_row(sessions, DUE_AND_ROBOTS)
-    return min((moment for moment in found if moment is not None), default=None), bool(robots)
+    return soonest(found), bool(robots)
+
+
+def soonest(moments) -> datetime | None:
+    """The earliest of the due moments that are set (a subquery finding none gives None)."""
+    return min((moment for moment in moments if moment is not None), default=None)
 
 
 def read_row(sessions: sessionmaker[Session], statement) -> Row:
