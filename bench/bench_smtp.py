@@ -2,7 +2,10 @@
 done once both players' board mails are in the Maildir outbox, against a bare aiosmtpd
 `Sink` (a `Controller` with `aiosmtpd.handlers.Sink`) receiving the same mails the same
 way; also the acceptance rate alone (until the last 250), and both again with 8
-concurrent connections.
+concurrent connections. Last, one move at a time, as players send them: each sent a
+pause after the one before has both its board mails, for the latency a player sees and
+the CPU a move costs when nothing waits beside it (no group shares its transaction, no
+batch its delivery), against the Sink's 250 to one mail at a time.
 
     .venv/bin/python bench/run.py smtp
     .venv/bin/python bench/run.py --quick smtp
@@ -28,6 +31,7 @@ import subprocess
 import sys
 import threading
 import time
+from statistics import median
 from datetime import datetime, timezone
 from email.message import EmailMessage
 from email.parser import BytesHeaderParser
@@ -44,6 +48,8 @@ SERVER = "pbmserv@localhost"
 GAME = "superwari"
 CONNECTIONS = 8
 STARTUP_SECONDS = 30.0
+PAUSE_SECONDS = 0.1  # between the moves sent one at a time: more than the sender's gap between passes
+ONE_AT_A_TIME = 2  # moves of each board sent one at a time, after the timed phases
 SINK_SCRIPT = """
 import sys
 from aiosmtpd.controller import Controller
@@ -195,6 +201,20 @@ def send_parallel(port: int, streams: list[list[tuple[str, bytes]]]) -> tuple[fl
     return start, max(ends)
 
 
+def send_each(port: int, mails: list[tuple[str, bytes]], done=lambda: None) -> list[float]:
+    """Send over one connection, each PAUSE_SECONDS after `done()` returned for the one
+    before; the seconds from each mail's start to the end of its `done()`."""
+    spans = []
+    with smtplib.SMTP(HOST, port, local_hostname="localhost", timeout=60) as client:
+        for userid, raw in mails:
+            time.sleep(PAUSE_SECONDS)
+            start = time.perf_counter()
+            client.sendmail(f"{userid}@example.org", [SERVER], raw)
+            done()
+            spans.append(time.perf_counter() - start)
+    return spans
+
+
 def count_new(maildir: Path) -> int:
     try:
         return len(os.listdir(maildir / "new"))
@@ -275,12 +295,13 @@ def median_span(send, repeat: int) -> float:
 def run(quick: bool) -> list[Result]:
     per_connection = 1 if quick else 4  # boards each connection owns
     moves_per_board = 3 if quick else 15  # in each timed phase
-    boards = [Board(index, 2 * moves_per_board) for index in range(CONNECTIONS * per_connection)]
+    boards = [Board(index, 2 * moves_per_board + ONE_AT_A_TIME) for index in range(CONNECTIONS * per_connection)]
     n = len(boards) * moves_per_board
     # phase 1 (one connection): round-robin over every board; phase 2: each connection its own boards
     single = interleave([board.take(moves_per_board) for board in boards])
     owned = [boards[c * per_connection:(c + 1) * per_connection] for c in range(CONNECTIONS)]
     streams = [interleave([board.take(moves_per_board) for board in mine]) for mine in owned]
+    one_by_one = interleave([board.take(ONE_AT_A_TIME) for board in boards])  # phase 3
     timeout = 60 + n * 1.0
 
     scratch = common.scratch("bench-smtp-")  # removed at the end: see `common.scratch`
@@ -306,6 +327,18 @@ def run(quick: bool) -> list[Result]:
         done = wait_count(maildir, expected, timeout, serve, log)
         e2e_8, accept_8 = done - start, accepted - start
 
+        wait_count(maildir, expected, timeout, serve, log)
+        cpu = cpu_by_process(serve.pid, "pbmserv listener")
+        replied = [expected]
+
+        def both_board_mails() -> None:
+            replied[0] += 2
+            wait_count(maildir, replied[0], timeout, serve, log)
+        latencies = send_each(port, one_by_one, both_board_mails)
+        expected = replied[0]
+        alone_by_process = {name: sum(now - then for now, then in zip(seconds, cpu.get(name, (0, 0)))) / len(one_by_one)
+                            for name, seconds in cpu_by_process(serve.pid, "pbmserv listener").items()}
+
         time.sleep(0.2)  # anything beyond the expected replies would be a surprise
         replies = count_new(maildir)
         errors = error_subjects(maildir)
@@ -323,6 +356,7 @@ def run(quick: bool) -> list[Result]:
         sink_1 = median_span(lambda: send_all(sink_port, single), repeat)
         sink_cpu = (cpu_seconds(sink.pid) - cpu) / (repeat * n)
         sink_8 = median_span(lambda: send_parallel(sink_port, streams), repeat)
+        sink_each = send_each(sink_port, one_by_one)
     finally:
         stop_process(sink, sink_port)
 
@@ -344,4 +378,16 @@ def run(quick: bool) -> list[Result]:
                                    f"{name} {(user + system) * 1000:.2f} ({system * 1000:.2f})"
                                    for name, (user, system) in sorted(by_process.items(),
                                                                       key=lambda item: -sum(item[1])))))
+    alone = (f"{len(one_by_one)} moves, {ONE_AT_A_TIME} of each board, each sent {PAUSE_SECONDS * 1000:.0f} ms "
+             f"after the one before was answered")
+    results.append(Result("smtp: one move at a time, its board mails vs the Sink's 250", 1 / median(latencies),
+                          1 / median(sink_each), "moves/s",
+                          note=f"{alone}; median latency {median(latencies) * 1000:.1f} ms against "
+                               f"{median(sink_each) * 1000:.2f} ms"))
+    results.append(Result("smtp: serve CPU a move, one at a time, vs Sink a mail",
+                          sum(alone_by_process.values()) * 1000, sink_cpu * 1000, "ms",
+                          note=f"{alone}; the serve processes, from /proc, pauses included (the Sink's: a mail "
+                               f"of the first phase): " + ", ".join(
+                                   f"{name} {seconds * 1000:.2f}" for name, seconds in
+                                   sorted(alone_by_process.items(), key=lambda item: -item[1]))))
     return results

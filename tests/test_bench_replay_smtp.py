@@ -52,13 +52,17 @@ def test_smtp_quick_run_is_well_formed():
     assert [r.name for r in results] == [
         "smtp: end to end, 1 connection, vs Sink", "smtp: acceptance (last 250), 1 connection, vs Sink",
         "smtp: end to end, 8 connections, vs Sink", "smtp: acceptance (last 250), 8 connections, vs Sink",
-        "smtp: serve CPU a move, 1 connection, vs Sink a mail"]
+        "smtp: serve CPU a move, 1 connection, vs Sink a mail",
+        "smtp: one move at a time, its board mails vs the Sink's 250",
+        "smtp: serve CPU a move, one at a time, vs Sink a mail"]
     for result in results:
         well_formed(result)
     for result in results[:4]:
         assert result.unit == "moves/s" and "password_cost=fast" in result.note
     assert [r.goal for r in results] == ["ratio >= 0.3", "ratio >= 0.6", "ratio >= 0.5", "ratio >= 0.6",
-                                         "serve <= 2 ms"]
+                                         "serve <= 2 ms", "", ""]
     assert results[4].unit == "ms" and "/proc" in results[4].note
+    assert results[5].unit == "moves/s" and results[5].value < results[5].baseline  # the Sink only answers 250
+    assert results[6].unit == "ms" and results[6].value > 0
     # a move is done only after it is accepted
     assert results[0].value <= results[1].value and results[2].value <= results[3].value
