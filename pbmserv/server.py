@@ -28,7 +28,7 @@ from .robots.turns import play_robots
 from .scheduler import due_and_robots, earliest_due, keep_alive, run_due
 from .store.queue import enqueue
 from .store.db import in_memory_sqlite
-from .store.spool import Spool, spool_path
+from .store.spool import BATCH as SPOOL_BATCH, Spool, spool_path
 from .worker import Worker
 
 log = logging.getLogger(__name__)
@@ -166,8 +166,8 @@ class Server:
             return
         while True:
             await woken(self.spooled, POLL_SECONDS)
-            moved = True
-            while moved:
+            moved = SPOOL_BATCH
+            while moved == SPOOL_BATCH:  # a batch not full: the spool held no more (new mail wakes us)
                 try:
                     moved = await asyncio.to_thread(self.spool.move, self.sessions)
                 except Exception:  # noqa: BLE001 - e.g. the database is locked: the mail stays spooled
