@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import asyncio
 import email
+import threading
 from datetime import datetime, timedelta
 
 from sqlalchemy.exc import OperationalError
@@ -30,7 +31,11 @@ def woken(server, sleeps_until: datetime | None) -> tuple[bool, bool]:
         serving.sleeps_until = sleeps_until
         await serving.wake_for_played()
         return serving.schedule.is_set(), serving.robots.is_set()
-    return asyncio.run(played())
+    found = []  # in a thread of its own: a browser test may leave this one's loop running
+    thread = threading.Thread(target=lambda: found.append(asyncio.run(played())))
+    thread.start()
+    thread.join(30)
+    return found[0]
 
 
 def test_the_scheduler_is_woken_only_for_a_moment_before_it_would_wake(server):
