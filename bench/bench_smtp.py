@@ -327,7 +327,6 @@ def run(quick: bool) -> list[Result]:
         done = wait_count(maildir, expected, timeout, serve, log)
         e2e_8, accept_8 = done - start, accepted - start
 
-        wait_count(maildir, expected, timeout, serve, log)
         cpu = cpu_by_process(serve.pid, "pbmserv listener")
         replied = [expected]
 

@@ -184,7 +184,8 @@ def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
 
 def due_and_robots(sessions: sessionmaker[Session]) -> tuple[datetime | None, bool]:
     """`earliest_due`, and whether a board waits for a robot (`robots.turns.play_robots`
-    then has a move to play), in one statement: what `replay` asks after every mail."""
+    then has a move to play), in one statement: what `replay` asks after every mail,
+    and `serve` after every batch it played (`Server.wake_for_played`)."""
     *found, robots = read_row(sessions, DUE_AND_ROBOTS)
     return soonest(found), bool(robots)
 
