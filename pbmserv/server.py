@@ -367,6 +367,11 @@ async def _listening_beside(server: Server, wake: int, sides: dict[str, int]) ->
     def gone(name: str, pid: int, watch: int) -> None:
         loop.remove_reader(watch)
         if not server.stopping.is_set():  # not a signal that came to all (Ctrl-C)
+            if name == "sender" and len(sides) == 2 and stopped_cleanly(watch):
+                # it stops cleanly only when the players' process closes its pipe: that
+                # one ended first, though its own end may be seen a moment later
+                name = next(other for other in sides if other != "sender")
+                pid = sides[name]
             log.error("the %s's process (pid %s) ended; the listener stops too", name, pid)
             server.stop()
 
@@ -391,6 +396,15 @@ async def _listening_beside(server: Server, wake: int, sides: dict[str, int]) ->
         for watch in watches:
             loop.remove_reader(watch)
             os.close(watch)
+
+
+def stopped_cleanly(pidfd: int) -> bool:
+    """Whether the ended process of `pidfd` exited with 0, peeked at without reaping it."""
+    try:
+        ended = os.waitid(os.P_PIDFD, pidfd, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except (OSError, AttributeError):
+        return False
+    return ended is not None and ended.si_code == os.CLD_EXITED and ended.si_status == 0
 
 
 async def _woken_by(server: Server, pipe: int, signals: bool) -> None:

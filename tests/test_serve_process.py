@@ -29,7 +29,7 @@ from pathlib import Path
 import pytest
 
 from pbmserv.config import load_config
-from pbmserv.server import Server
+from pbmserv.server import Server, stopped_cleanly
 from pbmserv.store.db import open_database
 from pbmserv.store.queue import enqueue
 from pbmserv.worker import Worker
@@ -549,6 +549,28 @@ def test_the_listener_stops_when_another_process_dies(tmp_path, side):
         serve.close()
     assert re.search(rf"ERROR pbmserv.server: the {side}'s process \(pid {sides[side]}\) ended; the listener stops too",
                      serve.stderr), serve.stderr
+
+
+@pytest.mark.skipif(not hasattr(os, "pidfd_open"), reason="needs pidfds")
+@pytest.mark.parametrize(("ending", "clean"), [("exit 0", True), ("exit 3", False), ("SIGKILL", False)])
+def test_a_clean_exit_is_told_from_a_death_without_reaping_the_process(ending, clean):
+    """The sender exits 0 only after the worker's end of its pipe closes, so a sender
+    seen ended cleanly means the worker died first: the listener names the worker,
+    whichever pidfd it saw first. The peek leaves the child for the final waitpid."""
+    pid = os.fork()
+    if pid == 0:
+        if ending == "SIGKILL":
+            os.kill(os.getpid(), signal.SIGKILL)
+        os._exit(int(ending.split()[1]))
+    watch = os.pidfd_open(pid)
+    try:
+        os.waitid(os.P_PIDFD, watch, os.WEXITED | os.WNOWAIT)  # until it has ended
+        assert stopped_cleanly(watch) is clean
+        assert stopped_cleanly(watch) is clean  # asked twice: still not reaped
+    finally:
+        os.close(watch)
+    status = os.waitpid(pid, 0)[1]
+    assert os.waitstatus_to_exitcode(status) == {"exit 0": 0, "exit 3": 3, "SIGKILL": -signal.SIGKILL}[ending]
 
 
 def test_replies_left_queued_by_a_previous_run_go_out_soon_after_a_restart(tmp_path):
