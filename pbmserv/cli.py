@@ -26,7 +26,7 @@ from .commands.base import CommandError
 from .config import Config, ConfigError, load_config
 from .keys import install_replay_key
 from .mail.loopguard import header_address, header_text
-from .mail.mailbox import MailboxError, message_date, read_mailboxes
+from .mail.mailbox import MailboxError, read_mailboxes
 from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .robots.turns import play_robots
 from .scheduler import due_and_robots, earliest_due, keep_alive, run_due
@@ -122,7 +122,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
     if stale and not (args.overwrite or default):
         raise UsageError(f"pbmserv replay: the outbox {outbox} holds {len(stale)} files of an earlier run; "
                          f"add --overwrite to empty it first, or name an empty folder with --outbox")
-    raws = read_mailboxes(args.mailbox)
+    mails = read_mailboxes(args.mailbox)
     for path in stale:
         path.unlink(missing_ok=True)
     with tempfile.TemporaryDirectory(prefix="pbmserv-replay-") as scratch:
@@ -133,13 +133,12 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
             with sessions.begin() as session:
                 install_replay_key(session, config.server.seed)  # replies repeat from run to run
             worker = Worker(sessions, config)
-            dates = [message_date(raw) for raw in raws]
-            clock = naive_utc(min((d for d in dates if d), default=REPLAY_EPOCH))
+            clock = naive_utc(min((mail.date for mail in mails if mail.date), default=REPLAY_EPOCH))
             stored: list[int] = []  # this run's mails (a --db may hold earlier ones)
             duplicates = 0
-            progress = Progress(len(raws))
+            progress = Progress(len(mails))
             due = earliest_due(sessions)
-            for raw, date in zip(raws, dates):
+            for raw, date in mails:
                 progress.step()
                 clock = naive_utc(date) if date else clock
                 if due is not None and due <= clock:
@@ -166,7 +165,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
         if row.status == "failed":
             last_line = (row.error.strip().splitlines() or ["unknown error"])[-1]
             print(f"pbmserv replay: mail {row.message_id} failed: {last_line}", file=sys.stderr)
-    print(f"Replayed {len(raws)} mails: {statuses.count('done')} answered, {statuses.count('ignored')} ignored "
+    print(f"Replayed {len(mails)} mails: {statuses.count('done')} answered, {statuses.count('ignored')} ignored "
           f"(loop rules), {duplicates} duplicates, {statuses.count('failed')} failed.")
     written = sum(1 for path in (outbox / "new").iterdir() if path.is_file())  # the outbox held none before
     print(f"{written} replies written to {outbox / 'new'}/")

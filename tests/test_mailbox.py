@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbmserv.mail.mailbox import MailboxError, message_date, read_mailboxes
+from pbmserv.mail.mailbox import Dated, MailboxError, message_date, read_mailboxes
 
 
 def raw(name: str, date: str | None) -> bytes:
@@ -18,8 +18,8 @@ def raw(name: str, date: str | None) -> bytes:
     return (f"From: {name}@example.com\nSubject: {name}\n{date_line}\nbody of {name}\n").encode()
 
 
-def subjects(messages: list[bytes]) -> list[str]:
-    return [m.split(b"Subject: ", 1)[1].split(b"\n", 1)[0].decode() for m in messages]
+def subjects(messages: list[Dated]) -> list[str]:
+    return [m.raw.split(b"Subject: ", 1)[1].split(b"\n", 1)[0].decode() for m in messages]
 
 
 def make_mbox(path: Path, messages: list[bytes]) -> Path:
@@ -58,8 +58,8 @@ def test_mbox_in_date_order_without_from_lines(tmp_path):
     messages = [raw("c", JAN3), raw("a", JAN1), raw("b", JAN2)]
     result = read_mailboxes([make_mbox(tmp_path / "box.mbox", messages)])
     assert subjects(result) == ["a", "b", "c"]
-    assert result[0] == raw("a", JAN1)
-    assert not any(message.startswith(b"From ") for message in result)
+    assert result[0] == Dated(raw("a", JAN1), dt.datetime(2024, 1, 1, 10, tzinfo=dt.timezone.utc))
+    assert not any(message.raw.startswith(b"From ") for message in result)
 
 
 def test_maildir_sorted_by_file_name_then_date(tmp_path):
@@ -99,8 +99,9 @@ def test_missing_date_follows_the_message_before_it(tmp_path):
         raw("undated-first", None), raw("d3", JAN3), raw("undated", None),
         raw("bad-date", "yesterday"), raw("d1", JAN1), raw("d2", JAN2),
     ])
-    assert subjects(read_mailboxes([box])) == [
-        "undated-first", "d1", "d2", "d3", "undated", "bad-date"]
+    result = read_mailboxes([box])
+    assert subjects(result) == ["undated-first", "d1", "d2", "d3", "undated", "bad-date"]
+    assert [message.date is None for message in result] == [True, False, False, False, True, True]
 
 
 def test_missing_date_inherits_across_mailboxes(tmp_path):

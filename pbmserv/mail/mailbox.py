@@ -10,14 +10,22 @@ from __future__ import annotations
 import datetime as dt
 import mailbox
 from pathlib import Path
+from typing import NamedTuple
 
 from pbmserv.mail.loopguard import parse_bytes
 from pbmserv.mail.parse import header_date
 
-__all__ = ["MailboxError", "read_mailboxes", "message_date"]
+__all__ = ["MailboxError", "Dated", "read_mailboxes", "message_date"]
 
 # The date of a message that has none and no dated message before it.
 EARLIEST = dt.datetime.min.replace(tzinfo=dt.timezone.utc)
+
+
+class Dated(NamedTuple):
+    """A message of a mailbox and its own ``Date:`` (None if it has none usable),
+    read once: replay's clock needs it again after the sort."""
+    raw: bytes
+    date: dt.datetime | None
 
 
 class MailboxError(Exception):
@@ -71,13 +79,14 @@ def _read_one(path: Path) -> list[bytes]:
     return _read_mbox(path)
 
 
-def read_mailboxes(paths: list[str | Path]) -> list[bytes]:
-    """All messages of the given mbox files / Maildir folders, in ``Date:`` order.
+def read_mailboxes(paths: list[str | Path]) -> list[Dated]:
+    """All messages of the given mbox files / Maildir folders, each with its own
+    Date, in ``Date:`` order.
 
     Ties keep mailbox order (the paths in the order given, then the order
-    inside each mailbox). A message without a usable Date takes the date of the
-    message before it in that combined order (the earliest possible date if
-    there is none), so it stays right after its predecessor.
+    inside each mailbox). A message without a usable Date (its date None) sorts
+    with the date of the message before it in that combined order (the earliest
+    possible date if there is none), so it stays right after its predecessor.
     """
     messages: list[bytes] = []
     for path in map(Path, paths):
@@ -88,10 +97,11 @@ def read_mailboxes(paths: list[str | Path]) -> list[bytes]:
         except (OSError, mailbox.Error) as error:
             raise MailboxError(f"{path}: cannot read mailbox: {error}") from error
 
-    dates: list[dt.datetime] = []
+    dated = [Dated(raw, message_date(raw)) for raw in messages]
+    keys: list[dt.datetime] = []
     previous = EARLIEST
-    for raw in messages:
-        previous = message_date(raw) or previous
-        dates.append(previous)
-    order = sorted(range(len(messages)), key=dates.__getitem__)  # stable
-    return [messages[index] for index in order]
+    for message in dated:
+        previous = message.date or previous
+        keys.append(previous)
+    order = sorted(range(len(dated)), key=keys.__getitem__)  # stable
+    return [dated[index] for index in order]
