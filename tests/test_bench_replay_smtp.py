@@ -9,6 +9,8 @@ import math
 import sys
 from pathlib import Path
 
+import pytest
+
 BENCH = Path(__file__).resolve().parent.parent / "bench"
 if str(BENCH) not in sys.path:
     sys.path.insert(0, str(BENCH))
@@ -30,10 +32,28 @@ def well_formed(result: Result) -> None:
 
 def test_replay_quick_run_is_well_formed():
     results = bench_replay.run(quick=True)
-    assert [r.name for r in results] == ["replay: pbmserv replay vs email.message_from_bytes"]
-    well_formed(results[0])
-    assert results[0].unit == "s" and results[0].goal == "ratio <= 5"
-    assert " 0 errors" in results[0].note and "mails/s" in results[0].note
+    assert [r.name for r in results] == ["replay: pbmserv replay vs email.message_from_bytes",
+                                         "replay: writing the replies' words (part of replay) vs parsing"]
+    for result in results:
+        well_formed(result)
+    replay, writing = results
+    assert replay.unit == "s" and replay.goal == "ratio <= 5"
+    assert " 0 errors" in replay.note and "mails/s" in replay.note
+    # a part of the same run, against the same parsing
+    assert writing.baseline == replay.baseline and 0 < writing.value < replay.value
+    assert writing.goal == "" and "% of it" in writing.note
+
+
+def test_timing_writers_times_every_holder_and_restores_them():
+    import pbmserv.commands.boards as boards
+    import pbmserv.play as play
+    originals = (play.board_mails, boards.board_mails)
+    spent = [0.0]
+    with bench_replay.timing_writers(spent):
+        assert play.board_mails is boards.board_mails and play.board_mails is not originals[0]
+        with pytest.raises(AttributeError):  # a failing call is timed too
+            boards.board_mails(None, None, None, [], None)
+    assert (play.board_mails, boards.board_mails) == originals and spent[0] > 0
 
 
 def test_replay_mbox_covers_every_game_with_right_board_numbers():
