@@ -21,8 +21,8 @@ import email.policy
 import email.utils
 import importlib
 import io
-import pkgutil
 import mailbox
+import pkgutil
 import random
 import re
 import sys
