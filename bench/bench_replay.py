@@ -1,5 +1,7 @@
 """`pbmserv replay` of a generated mbox of many interleaved boards of every game, against
-merely parsing the same messages with the standard library's `email` package.
+merely parsing the same messages with the standard library's `email` package; and the
+part of that replay spent writing the replies' words (`timing_writers`), against the
+same parsing.
 
     .venv/bin/python bench/run.py replay            # 10,000 mails
     .venv/bin/python bench/run.py --quick replay    # ~300 mails
