@@ -1,5 +1,6 @@
 """Scale: with 100,000 stored games, `show` and `move` answer within 2x of the same with
-1,000 games, and `serve` (its listener and worker processes) stays under 150 MB resident.
+1,000 games, so does a move on a board of 10,000 logged actions against one on a new
+board, and `serve` (its listener and worker processes) stays under 150 MB resident.
 
     .venv/bin/python bench/run.py scale          # 1,000 and 100,000 games (about 35 s, most of
                                                  # it building the 100,000-game database)
@@ -29,6 +30,16 @@ the median on N1, and the goal is a ratio of at most 2. Passwords are hashed at 
 "fast" cost ([security] password_cost): at the "standard" cost the Argon2 check alone
 (tens of milliseconds, the same in both databases) would dominate every move and hide
 what the database size does.
+
+A long history. A board mail must not cost more the longer its board's log: two
+running boards of the N1 database play the same seeded game from their start, a move on
+each in turn, the same way. One of them was first given a log of 10,000 actions (quick:
+1,000) that leaves it at its start: seat 0's first move and the undo taking it back,
+again and again (bulk-inserted, but for the last pair, played by `record_action`). The
+value is the median move on it, the baseline the median on the new one; goal at most 2x.
+Its first move reads the whole log and is not timed; the later ones use the log kept
+in memory, where all but the last few rows are taken back, the worst shape for finding
+the recent moves' rows.
 
 Memory. `pbmserv serve` runs as a subprocess on the N2 database (configuration in a
 TOML file: a free port on 127.0.0.1, replies to a Maildir), is sent a `show` and a
@@ -68,11 +79,11 @@ from pbmserv.clocks import setting_seconds
 from pbmserv.config import Config, load_config
 from pbmserv.games import get_game
 from pbmserv.mail.outbound import MemoryTransport, deliver_queued
-from pbmserv.play import record_action, start_game
+from pbmserv.play import UNDO, current_state, record_action, start_game
 from pbmserv.store.db import open_database
 from pbmserv.store.models import Inbound
 from pbmserv.store.queue import enqueue
-from pbmserv.store.repo import find_user
+from pbmserv.store.repo import find_game, find_user
 from pbmserv.worker import Worker
 
 SERVER = "pbmserv@localhost"
@@ -326,6 +337,83 @@ def measure_latency(mailers: list[Mailer], boards: list[list[tuple[int, str]]], 
     return found
 
 
+# --- a long history ----------------------------------------------------------------------
+
+
+def seat_users(mailer: Mailer, board: int) -> list[str]:
+    """The userids of `board`'s seats, in seat order."""
+    connection = sqlite3.connect(mailer.path)
+    try:
+        return [userid for userid, in connection.execute(
+            "SELECT u.userid FROM games g JOIN seats s ON s.game_id = g.id JOIN users u ON u.id = s.user_id "
+            "WHERE g.game_type = 'superwari' AND g.board = ? ORDER BY s.seat", (board,))]
+    finally:
+        connection.close()
+
+
+def lengthen(mailer: Mailer, board: int, actions: int, now: datetime) -> None:
+    """Give running `board`, at its start and never played, a log of `actions` (even)
+    actions that leaves it at its start: seat 0's first move and the undo that took
+    it back, again and again, as two players who keep taking a move back log them.
+    All but the last pair are bulk-inserted (each row a copy of a stored one, with its
+    number, seat, kind and move); the last pair is played by `record_action`, which
+    reads the whole log and writes the board after it, as a move would."""
+    game = get_game("superwari")
+    first = game.legal_moves(game.setup(2, {p.name: p.default for p in game.params}, None), 0)[0]
+    connection = sqlite3.connect(mailer.path, isolation_level=None)
+    try:
+        columns, (template,) = rows(connection, "SELECT * FROM moves ORDER BY id LIMIT 1")
+        (game_id,), = connection.execute("SELECT id FROM games WHERE game_type = 'superwari' AND board = ?",
+                                         (board,)).fetchall()
+        (next_id,), = connection.execute("SELECT max(id) + 1 FROM moves").fetchall()
+
+        def action(number: int) -> tuple:
+            row = dict(zip(columns, template), id=next_id + number, game_id=game_id, number=number, seat=0,
+                       kind="move" if number % 2 else UNDO, move=first if number % 2 else str(number - 1))
+            return tuple(row[c] for c in columns)
+        connection.execute("BEGIN")
+        connection.executemany(f"INSERT INTO moves ({', '.join(columns)}) VALUES ({', '.join('?' * len(columns))})",
+                               (action(number) for number in range(1, actions - 1)))
+        connection.execute("COMMIT")
+    finally:
+        connection.close()
+    with mailer.sessions.begin() as session:
+        record = find_game(session, "superwari", board)
+        state = record_action(session, record, current_state(record), 0, "move", first, "", now, None)
+        record_action(session, record, state, 0, UNDO, str(actions - 1), "", now, None)
+
+
+def game_moves(count: int) -> list[tuple[int, str]]:
+    """(seat, move) of a seeded game of Super-Wari from its start, `count` moves long."""
+    game = get_game("superwari")
+    seed = 0
+    while True:
+        rng, state, moves = random.Random(f"{SEED}:{seed}"), game.setup(2, {p.name: p.default for p in game.params},
+                                                                          None), []
+        while game.result(state) is None and len(moves) < count:
+            seat = min(game.to_act(state))
+            moves.append((seat, rng.choice(game.legal_moves(state, seat))))
+            game.apply(state, seat, moves[-1][1], None)
+        if len(moves) == count:
+            return moves
+        seed += 1
+
+
+def measure_history(mailer: Mailer, boards: list[int], samples: int, warmup: int) -> list[list[float]]:
+    """The seconds of each move of the same game played on each of `boards` (all at
+    their start), a move on each in turn; the first `warmup` of each board untimed
+    (its first reads its whole log)."""
+    players = [seat_users(mailer, board) for board in boards]
+    found: list[list[float]] = [[] for _ in boards]
+    for k, (seat, move) in enumerate(game_moves(samples + warmup)):
+        for board, users, times in zip(boards, players, found):
+            user = users[seat]
+            seconds = mailer.expect(f"{user}@example.org", f"superwari move {board} {user} {PASSWORD} {move}", 2)
+            if k >= warmup:
+                times.append(seconds)
+    return found
+
+
 # --- memory of `serve` --------------------------------------------------------------------
 
 def free_port() -> int:
@@ -447,6 +535,7 @@ def serve_rss(directory: Path, database: Path, board: int, user: str) -> tuple[f
 
 def run(quick: bool) -> list[Result]:
     small, large = (100, 2000) if quick else (1000, 100_000)
+    history = 1000 if quick else 10_000  # actions logged on the long board
     samples, warmup = (5, 1) if quick else (31, 3)
     directory = scratch_dir()
     now = datetime.now(timezone.utc).replace(tzinfo=None, microsecond=0)  # deadlines a week ahead
@@ -462,6 +551,11 @@ def run(quick: bool) -> list[Result]:
         for picked in boards[:1]:
             picked.pop()
         found = measure_latency(mailers, boards, warmup)
+        taken = {board for board, _user in boards[0]}
+        long_board, new_board = [board for board in range(FIRST_BOARD + RUNNING_EVERY, FIRST_BOARD + small,
+                                                          RUNNING_EVERY) if board not in taken][:2]
+        lengthen(mailers[0], long_board, history, now)
+        long_times, new_times = measure_history(mailers[0], [long_board, new_board], samples, warmup)
         for mailer in mailers:
             mailer.close()
         mailers = []
@@ -480,6 +574,11 @@ def run(quick: bool) -> list[Result]:
         results.append(Result(f"scale: {command} latency, {large:,} vs {small:,} games", value * 1e3,
                               baseline * 1e3, "ms", goal=f"<= {LATENCY_GOAL:g}x",
                               met=value <= LATENCY_GOAL * baseline, note=where))
+    value, baseline = statistics.median(long_times), statistics.median(new_times)
+    results.append(Result(f"scale: move latency, a board of {history:,} logged actions vs a new one", value * 1e3,
+                          baseline * 1e3, "ms", goal=f"<= {LATENCY_GOAL:g}x", met=value <= LATENCY_GOAL * baseline,
+                          note=f"the same game's moves on boards {long_board} and {new_board} of the {small:,} games, "
+                               f"in turn; median of {samples}; password_cost fast"))
     results.append(Result(f"scale: serve RSS on {large:,} games", rss, bare, "MB", goal=f"< {RSS_GOAL_MB:g} MB",
                           met=rss < RSS_GOAL_MB,
                           note=f"after a show and a move over SMTP (replies in {seconds:.2f} s); peak {peak:.1f} MB; "

@@ -13,7 +13,7 @@ import secrets
 from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, Iterator
 
 from sqlalchemy.orm import Session, object_session
 
@@ -72,15 +72,25 @@ UNDO, DRAW = "undo", "draw"  # logged outcomes of votes: moves taken back, a dra
 
 
 def standing(moves: list[Logged]) -> list[Logged]:
-    """The logged actions still in force: an `undo` row takes back every action from
-    the one it names (`move` holds its number) up to itself."""
-    kept: list[Logged] = []
-    for move in moves:
-        if move.kind == UNDO:
-            kept = [m for m in kept if m.number < int(move.move)]
+    """The logged actions still in force, oldest first: an `undo` row takes back every
+    action from the one it names (`move` holds its number) up to itself."""
+    return list(standing_newest_first(moves))[::-1]
+
+
+def standing_newest_first(moves: list[Logged]) -> Iterator[Logged]:
+    """`standing(moves)` from its newest action back, reading only as far back as the
+    caller goes: a board mail shows the last few rows, and must not walk a long game's
+    whole log for them. From an `undo` back, the actions from the one it names are
+    skipped, and so are those an `undo` among them names (already taken back)."""
+    floor = None  # while actions from this number on are being skipped
+    for move in reversed(moves):
+        if floor is not None and move.number >= floor:
+            if move.kind == UNDO:
+                floor = min(floor, int(move.move))
+        elif move.kind == UNDO:
+            floor = int(move.move)
         else:
-            kept.append(move)
-    return kept
+            yield move
 
 
 def replay(record: GameRecord, upto: int | None = None) -> State:
@@ -230,17 +240,26 @@ def recent_moves(record: GameRecord, limit: int | None, upto: int | None = None,
     so the numbers of a row need not follow on."""
     game = engine_of(record)
     players = names(record)
+    if limit == 0:
+        return []
+    log = log_of(record)
+    picked: list[Logged] = []  # newest first, back to the first action of the rows shown
+    begun = 0  # rows of `picked` whose first action is in it
+    for move in standing_newest_first(log if upto is None else log[:upto]):
+        if move.seat < 0 or move.kind == DRAW:  # deadlines and votes are not a seat's move
+            continue
+        if picked and move.seat >= picked[-1].seat:  # a row begins with the action after it
+            begun += 1
+            if begun == limit:
+                break
+        picked.append(move)
     rows: list[list] = []
     last_seat = None
-    for move in standing(log_of(record)[:upto]):
-        seat, kind = move.seat, move.kind
-        if seat < 0 or kind == DRAW:  # deadlines and votes are not a seat's move
-            continue
-        if last_seat is None or seat <= last_seat:
+    for move in reversed(picked):
+        if last_seat is None or move.seat <= last_seat:
             rows.append([None] * len(players))
-        rows[-1][seat] = move
-        last_seat = seat
-    rows = rows if limit is None else rows[-limit:] if limit else []
+        rows[-1][move.seat] = move
+        last_seat = move.seat
 
     def text(move: Logged) -> str:  # only for the rows shown
         shown = move.kind if move.kind in ("resign", FORFEIT) else game.shown_move(move.seat, move.move, viewer)

@@ -60,12 +60,13 @@ def test_scale_quick_run_reports_latency_ratios_and_serve_memory():
     assert [r.name for r in results] == [
         "scale: show latency, 2,000 vs 100 games",
         "scale: move latency, 2,000 vs 100 games",
+        "scale: move latency, a board of 1,000 logged actions vs a new one",
         "scale: serve RSS on 2,000 games",
     ]
     for result in results:
         assert_well_formed(result)
-    show, move, memory = results
-    for latency in (show, move):
+    show, move, history, memory = results
+    for latency in (show, move, history):
         assert latency.unit == "ms" and latency.goal == "<= 2x"
         assert latency.met == (latency.value <= 2 * latency.baseline)
         assert "password_cost fast" in latency.note

@@ -4,6 +4,7 @@ stand-in engine (Super-Wari never has several players to act at once)."""
 from types import SimpleNamespace
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 from pbmserv import play
 from pbmserv.games import Game, Outcome
@@ -59,6 +60,73 @@ def test_recent_moves_start_a_new_row_when_a_seat_acts_again(monkeypatch):
                                                        ["", "#7 resign", ""], ["#8 f", "", ""]]
     assert play.recent_moves(record, 2, viewer=1) == [["", "#7 resign", ""], ["#8 f", "", ""]]
     assert play.recent_moves(record, 10, upto=2, viewer=1) == [["#1 a", "#2 b", ""]]
+
+
+def logged(actions):
+    """Log rows numbered from 1, as the log numbers them, from (seat, kind, move)."""
+    return [SimpleNamespace(number=n, seat=s, kind=k, move=m, auto=False) for n, (s, k, m) in enumerate(actions, 1)]
+
+
+def test_recent_moves_skip_what_undos_took_back_even_an_undo_taken_back(monkeypatch):
+    record = board(monkeypatch, set())
+    record.moves = logged([(0, "move", "a"), (1, "move", "b"), (0, "move", "c"), (1, "move", "d"),
+                           (0, "undo", "4"), (1, "move", "e"), (0, "move", "f"), (0, "undo", "3"),
+                           (0, "move", "g")])
+    # #8 takes back #3 on: #4, #5's undo of it, #6 and #7 with it
+    assert play.recent_moves(record, 10, viewer=1) == [["#1 a", "#2 b", ""], ["#9 g", "", ""]]
+    assert play.recent_moves(record, 1) == [["#9 g", "", ""]]
+    assert play.recent_moves(record, 0) == []
+    assert play.recent_moves(record, None, upto=7, viewer=1) == [["#1 a", "#2 b", ""], ["#3 c", "#6 e", ""], ["#7 f", "", ""]]
+    assert [move.number for move in play.standing(record.moves)] == [1, 2, 9]
+
+
+def standing_oldest_first(moves):
+    """The log read forward from its start, as `play.standing` once was."""
+    kept = []
+    for move in moves:
+        kept = [m for m in kept if m.number < int(move.move)] if move.kind == "undo" else kept + [move]
+    return kept
+
+
+def rows_oldest_first(moves, limit):
+    """`play.recent_moves`'s rows as it once found them, from the whole log."""
+    rows, last_seat = [], None
+    for move in standing_oldest_first(moves):
+        if move.seat < 0 or move.kind == "draw":
+            continue
+        if last_seat is None or move.seat <= last_seat:
+            rows.append([""] * 3)
+        rows[-1][move.seat] = f"#{move.number} {move.move}"
+        last_seat = move.seat
+    return rows if limit is None else rows[-limit:] if limit else []
+
+
+@st.composite
+def logs(draw):
+    """A log of moves, votes' outcomes and deadlines. An undo may name any action before
+    it, even one taken back already, which no vote names: the two readings must agree
+    on every log, not only on those the commands write."""
+    actions = []
+    for _ in range(draw(st.integers(0, 40))):
+        if actions and draw(st.integers(0, 4)) == 0:
+            actions.append((draw(st.integers(0, 2)), "undo", str(draw(st.integers(1, len(actions))))))
+        else:
+            seat = draw(st.integers(-1, 2))
+            actions.append((seat, "move" if seat >= 0 else "timeout", draw(st.sampled_from("abc"))))
+    return logged(actions)
+
+
+@settings(max_examples=300, deadline=None)
+@given(moves=logs(), limit=st.one_of(st.none(), st.integers(0, 6)), upto=st.one_of(st.none(), st.integers(0, 45)))
+def test_recent_moves_read_from_the_end_are_those_read_from_the_start(moves, limit, upto):
+    record = SimpleNamespace(board=104, status="active",
+                             seats=[SimpleNamespace(user=SimpleNamespace(userid=n), seat=i) for i, n in
+                                    enumerate(("ann", "bea", "cid"))], moves=moves)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(play, "engine_of", lambda record: StandIn(set(), None))
+        patch.setattr(play, "log_of", lambda record: record.moves)
+        assert play.recent_moves(record, limit, upto, viewer=1) == rows_oldest_first(moves[:upto], limit)
+    assert play.standing(moves[:upto]) == standing_oldest_first(moves[:upto])
 
 
 def test_moves_read_as_each_viewer_may_read_them_with_userids_for_seats(monkeypatch):

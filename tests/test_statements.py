@@ -193,3 +193,40 @@ def test_kept_logs_stay_within_their_memory_and_a_board_let_go_is_read_again(ser
     assert list(kept) == [2] and kept[2].size <= movelog.KEPT_BYTES
     replies = server.send(BOB, "superwari move 101 bob bob-pw a #2")
     assert len(replies) == 2 and all("#1 c   #2 a" in r.body and "Next move: #3" in r.body for r in replies)
+
+
+def test_kept_logs_count_their_size_row_by_row_as_they_grow(server):
+    """Each commit counts only the rows it added to a board's kept log, and the logs'
+    total only as it changes: both must stay what counting everything again gives."""
+    from pbmserv.store import movelog
+
+    started(server)
+    server.signup("carol", "dave")
+    server.send("carol@example.org", "superwari challenge carol carol-pw dave")
+    for sender, userid, move in ((BOB, "bob", "a"), ("carol@example.org", "carol", "c"),
+                                 (ALICE, "alice", "d"), ("dave@example.org", "dave", "a")):
+        board = 101 if userid in ("alice", "bob") else 102
+        replies = server.send(sender, "a move", f"superwari move {board} {userid} {userid}-pw {move}\n"
+                                                f"A comment, kept with the move: {userid * 10}\n")
+        assert len(replies) == 2, [r.body for r in replies]
+    kept = movelog.kept_of_engine(server.sessions.kw["bind"])
+    assert sorted(len(entry.moves) for entry in kept.values()) == [2, 3]
+    assert [entry.size for entry in kept.values()] == [movelog.size_of(entry.moves) for entry in kept.values()]
+    assert kept.size == sum(movelog.size_of(entry.moves) for entry in kept.values())
+
+
+def test_kept_logs_let_go_of_the_boards_played_longest_ago_past_their_memory(monkeypatch):
+    from pbmserv.store import movelog
+
+    monkeypatch.setattr(movelog, "KEPT_BYTES", 100)
+    kept = movelog.KeptLogs()
+
+    def entry(size):
+        return movelog.Kept((), 1, (), size)
+    for board, size in ((1, 30), (2, 30), (3, 30), (1, 35)):  # 1 played again: last now
+        kept.keep(board, entry(size))
+    assert (list(kept), kept.size) == ([2, 3, 1], 95)
+    kept.keep(4, entry(40))  # 135: 2 and then 3 go
+    assert (list(kept), kept.size) == ([1, 4], 75)
+    kept.keep(5, entry(101))  # more than all the memory: nothing stays
+    assert (list(kept), kept.size) == ([], 0)

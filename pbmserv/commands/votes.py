@@ -32,7 +32,7 @@ dropped by `play.record_action`; board mails show votes only on a running board.
 from __future__ import annotations
 
 from ..games import Game
-from ..play import DRAW, UNDO, current_state, names, proposed, record_action, standing, waiting_for
+from ..play import DRAW, UNDO, current_state, names, proposed, record_action, standing_newest_first, waiting_for
 from ..store.models import GameRecord, User
 from ..store.movelog import log_of
 from .base import CommandError, Context
@@ -105,12 +105,13 @@ def propose(ctx: Context, game: Game, record: GameRecord, user: User, seat: int,
                      instead)
     vote = {"kind": kind, "by": seat, "accepted": []}
     if kind == UNDO:
-        own = [move.number for move in standing(log_of(record)) if move.seat == seat and move.kind == "move"]
-        if not own:
+        own = next((move.number for move in standing_newest_first(log_of(record))
+                    if move.seat == seat and move.kind == "move"), None)
+        if own is None:
             raise refuse(record, user,
                          f"{user.userid} has made no move on board {board}, so there is none to take back.",
                          "undo takes back your own last move and every move after it: send it once you have moved.")
-        vote["move"] = own[-1]
+        vote["move"] = own
     record.vote = vote
     record.updated_at = ctx.now
     note = (f"{user.userid} proposes {proposed(vote)}. To answer, send: "

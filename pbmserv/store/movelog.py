@@ -55,18 +55,38 @@ def size_of(moves: tuple[Logged, ...]) -> int:
     return sum(ROW_BYTES + len(move.move) + len(move.comment) for move in moves)
 
 
-_kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> OrderedDict[board id, Kept]
+class KeptLogs(OrderedDict):
+    """One database's kept logs by board id, the one played longest ago first, with the
+    `size` of them all counted as they change: a commit must not sum thousands of
+    boards' sizes, nor a long game's rows, to keep one more row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.size = 0
+
+    def keep(self, record_id: int, entry: Kept) -> None:
+        """Keep `entry` as the board played last; let go the boards played longest ago
+        while the logs hold more than KEPT_BYTES."""
+        old = self.pop(record_id, None)
+        self.size -= old.size if old is not None else 0
+        self[record_id] = entry
+        self.size += entry.size
+        while self.size > KEPT_BYTES and self:
+            self.size -= self.popitem(last=False)[1].size
+
+
+_kept: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # engine -> KeptLogs
 _lock = threading.Lock()
 
 
-def kept_of(session: Session) -> OrderedDict[int, Kept]:
+def kept_of(session: Session) -> KeptLogs:
     """The logs kept for the database `session` works on (another has other boards)."""
     return kept_of_engine(session.get_bind())
 
 
-def kept_of_engine(engine) -> OrderedDict[int, Kept]:
+def kept_of_engine(engine) -> KeptLogs:
     with _lock:
-        return _kept.setdefault(engine, OrderedDict())
+        return _kept.setdefault(engine, KeptLogs())
 
 
 def identity(record: GameRecord) -> tuple:
@@ -121,12 +141,13 @@ def keep(session: Session) -> None:
             version = record.__dict__.get("version")  # as committed; None if expired since (unknown)
             if version is None or record_id not in seen:
                 continue
-            moves = tuple(seen[record_id])
-            kept[record_id] = Kept(identity(record), version, moves, size_of(moves))
-            kept.move_to_end(record_id)
-        total = sum(entry.size for entry in kept.values())
-        while total > KEPT_BYTES and kept:
-            total -= kept.popitem(last=False)[1].size
+            moves, before = tuple(seen[record_id]), kept.get(record_id)
+            if before is not None and before.identity == identity(record) and len(before.moves) <= len(moves):
+                # the same board's log, which only grows: only its new rows are counted
+                size = before.size + size_of(moves[len(before.moves):])
+            else:
+                size = size_of(moves)
+            kept.keep(record_id, Kept(identity(record), version, moves, size))
 
 
 @event.listens_for(Session, "after_soft_rollback")
