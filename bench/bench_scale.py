@@ -359,7 +359,7 @@ def lengthen(mailer: Mailer, board: int, actions: int, now: datetime) -> None:
     number, seat, kind and move); the last pair is played by `record_action`, which
     reads the whole log and writes the board after it, as a move would."""
     game = get_game("superwari")
-    first = game.legal_moves(game.setup(2, {p.name: p.default for p in game.params}, None), 0)[0]
+    first = common.seeded_game(game, 1, 0)[0][1]  # a legal first move of seat 0
     connection = sqlite3.connect(mailer.path, isolation_level=None)
     try:
         columns, (template,) = rows(connection, "SELECT * FROM moves ORDER BY id LIMIT 1")
@@ -383,29 +383,13 @@ def lengthen(mailer: Mailer, board: int, actions: int, now: datetime) -> None:
         record_action(session, record, state, 0, UNDO, str(actions - 1), "", now, None)
 
 
-def game_moves(count: int) -> list[tuple[int, str]]:
-    """(seat, move) of a seeded game of Super-Wari from its start, `count` moves long."""
-    game = get_game("superwari")
-    seed = 0
-    while True:
-        rng, state, moves = random.Random(f"{SEED}:{seed}"), game.setup(2, {p.name: p.default for p in game.params},
-                                                                          None), []
-        while game.result(state) is None and len(moves) < count:
-            seat = min(game.to_act(state))
-            moves.append((seat, rng.choice(game.legal_moves(state, seat))))
-            game.apply(state, seat, moves[-1][1], None)
-        if len(moves) == count:
-            return moves
-        seed += 1
-
-
 def measure_history(mailer: Mailer, boards: list[int], samples: int, warmup: int) -> list[list[float]]:
     """The seconds of each move of the same game played on each of `boards` (all at
     their start), a move on each in turn; the first `warmup` of each board untimed
     (its first reads its whole log)."""
     players = [seat_users(mailer, board) for board in boards]
     found: list[list[float]] = [[] for _ in boards]
-    for k, (seat, move) in enumerate(game_moves(samples + warmup)):
+    for k, (seat, move) in enumerate(common.seeded_game(get_game("superwari"), samples + warmup, 0)):
         for board, users, times in zip(boards, players, found):
             user = users[seat]
             seconds = mailer.expect(f"{user}@example.org", f"superwari move {board} {user} {PASSWORD} {move}", 2)

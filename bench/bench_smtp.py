@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import email.utils
 import os
-import random
 import signal
 import smtplib
 import socket
@@ -120,20 +119,7 @@ class Board:
         self.index = index
         self.number = 101 + index  # challenges go in one by one, in index order
         self.userids = [f"s{index}a", f"s{index}b"]
-        game = get_game(GAME)
-        seed = index * 1000
-        while True:  # a seed whose game lasts long enough
-            rng = random.Random(seed)
-            state = game.setup(2, {p.name: p.default for p in game.params}, None)
-            self.moves: list[tuple[int, str]] = []
-            while game.result(state) is None and len(self.moves) <= moves_needed:
-                seat = min(game.to_act(state))
-                move = rng.choice(game.legal_moves(state, seat))
-                self.moves.append((seat, move))
-                game.apply(state, seat, move, None)
-            if len(self.moves) > moves_needed:
-                break
-            seed += 1
+        self.moves = common.seeded_game(get_game(GAME), moves_needed + 1, index * 1000)
         self.next = 0
 
     def setup_mails(self) -> list[tuple[str, bytes]]:

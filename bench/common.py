@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import atexit
 import os
+import random
 import shutil
 import statistics
 import sys
@@ -105,3 +106,18 @@ def report(results: list[Result], out=sys.stdout) -> None:
         note = f"  ({r.note})" if r.note else ""
         print(f"{r.name:<52} {r.value:>11.3f} {r.unit:<8} baseline {r.baseline:>11.3f}  "
               f"ratio {r.ratio:>7.2f}{goal}{note}", file=out)
+
+
+def seeded_game(game, count: int, seed: int) -> list[tuple[int, str]]:
+    """(seat, move) of the first `count` random legal moves of a two-player game of
+    `game` from its start: the first game, from `seed`, `seed + 1`, ..., to last that
+    long."""
+    while True:
+        rng, state, moves = random.Random(seed), game.setup(2, {p.name: p.default for p in game.params}, None), []
+        while game.result(state) is None and len(moves) < count:
+            seat = min(game.to_act(state))
+            moves.append((seat, rng.choice(game.legal_moves(state, seat))))
+            game.apply(state, seat, moves[-1][1], None)
+        if len(moves) == count:
+            return moves
+        seed += 1
