@@ -1,14 +1,19 @@
 """The database: migrations build exactly the models' schema, SQLite is durable, and
 the stored game state is always the replay of the move log."""
 
+from datetime import datetime
+
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
-from sqlalchemy import inspect, select, text
+
+import pytest
+from sqlalchemy import bindparam, event, insert, inspect, select, text, update
+from sqlalchemy.exc import IntegrityError
 
 from pbmserv.play import engine_of, replay
-from pbmserv.store.db import alembic_config, make_engine, migrate
-from pbmserv.store.models import Base, GameRecord
+from pbmserv.store.db import OnDriver, alembic_config, make_engine, migrate, open_database, tables
+from pbmserv.store.models import Base, GameRecord, Outbound
 
 
 def schema_differences(engine) -> list:
@@ -58,3 +63,61 @@ def test_stored_state_is_the_replay_of_the_log_and_version_counts_writes(server)
         game_state = replay(record)
         assert engine_of(record).serialise(game_state) == record.state
         assert record.version == 5  # created, then one write per move
+
+
+def outbound_row(message_id: str, draft) -> dict:
+    return dict(inbound_id=None, message_id=message_id, recipients=["a@example.org", "b@example.org"],
+                raw=b"\x00bytes\xff", draft=draft, status="queued", attempts=0, error="",
+                created_at=datetime(2026, 12, 7, 10, 30, 1, 123456))
+
+
+def test_a_statement_on_the_driver_writes_what_the_engine_writes(serve_url):
+    """`OnDriver` converts its parameters as the engine would: the same JSON, the same
+    stored date, the same bytes, row for row, read back as stored (on PostgreSQL it
+    is the engine)."""
+    sessions = open_database(serve_url)
+    on_driver = OnDriver(insert(Outbound.__table__))
+    rows = [outbound_row("<one@x>", {"body": "é", "html": None}), outbound_row("<two@x>", None)]
+    with sessions.begin() as session:
+        session.execute(insert(Outbound.__table__), [dict(row, message_id="engine" + row["message_id"])
+                                                     for row in rows])
+        assert on_driver.run(tables(session), rows)[0] == []
+    with sessions() as session:
+        stored = session.execute(text("SELECT message_id, recipients, raw, draft, created_at, "
+                                      "next_attempt_at FROM outbound ORDER BY id")).all()
+    by_engine, by_driver = stored[:2], stored[2:]
+    assert [row[1:] for row in by_driver] == [row[1:] for row in by_engine]
+    assert [row[0] for row in by_driver] == ["<one@x>", "<two@x>"]
+    assert by_driver[1][3] in ("null", None)  # as the engine writes a JSON None: checked equal above
+    sessions.kw["bind"].dispose()
+
+
+def test_a_statement_on_the_driver_returns_rows_counts_and_the_engines_errors(serve_url):
+    """Rows and changed-row counts as the engine gives them (a board's save checks its
+    count); a duplicate key raises the engine's IntegrityError, which the worker
+    retries, and the engine's listeners see the statement (the statement count)."""
+    sessions = open_database(serve_url)
+    store, find = OnDriver(insert(Outbound.__table__)), OnDriver(
+        select(Outbound.id, Outbound.message_id).where(Outbound.message_id == bindparam("wanted")))
+    retry = OnDriver(update(Outbound.__table__).where(Outbound.message_id == bindparam("wanted"))
+                     .values(attempts=Outbound.attempts + 1))
+    seen = []
+    engine = sessions.kw["bind"]
+
+    def note(_connection, _cursor, statement, *_rest):
+        seen.append(statement.split()[0])
+    event.listen(engine, "before_cursor_execute", note)
+    with sessions.begin() as session:
+        store.run(tables(session), outbound_row("<one@x>", None))
+        (found,), count = find.run(tables(session), {"wanted": "<one@x>"})
+        assert tuple(found)[1] == "<one@x>"
+        assert retry.run(tables(session), {"wanted": "<one@x>"})[1] == 1
+        assert retry.run(tables(session), {"wanted": "<nobody@x>"}) == ([], 0)
+        with pytest.raises(IntegrityError), session.begin_nested():
+            store.run(tables(session), outbound_row("<one@x>", None))
+    event.remove(engine, "before_cursor_execute", note)
+    assert [word for word in seen if word in ("INSERT", "SELECT", "UPDATE")] == [
+        "INSERT", "SELECT", "UPDATE", "UPDATE", "INSERT"]
+    with sessions() as session:
+        assert session.scalars(select(Outbound.attempts)).all() == [1]
+    engine.dispose()

@@ -34,7 +34,7 @@ from ..config import Config
 from ..keys import address_tag, make_tag, server_key, split_tag, tag_valid, tagged_address
 from ..games import get_game
 from ..render import board_html, fill, render, render_html
-from ..store.db import in_memory_sqlite, make_engine, tables
+from ..store.db import OnDriver, in_memory_sqlite, make_engine, tables
 from ..store.models import Address, Outbound, User
 from ..store.queue import instance_token, queued_outbound, retry_later
 
@@ -82,14 +82,14 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
         rows.append(dict(inbound_id=inbound_id, message_id=message_id, recipients=mail.to, raw=b"", draft=draft,
                          status="queued", attempts=0, error="", created_at=now))
     if rows:  # one statement for them all
-        tables(session).execute(QUEUE_REPLIES, rows)
+        QUEUE_REPLIES.run(tables(session), rows)
 
 
 # Statements of every board mail, built once: building and keying a statement costs
 # about as much as running it.
 PLAIN_READERS = select(Address.address_key).join(User).where(
     User.html == false(), Address.address_key.in_(bindparam("addresses", expanding=True)))
-QUEUE_REPLIES = insert(Outbound.__table__)  # the table's: the ORM's bulk path costs as much again
+QUEUE_REPLIES = OnDriver(insert(Outbound.__table__))  # the table's: the ORM's bulk path costs as much again
 
 
 def plain_readers(session: Session, mails: list[Mail]) -> set[str]:

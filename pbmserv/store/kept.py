@@ -22,6 +22,7 @@ from contextlib import contextmanager
 from sqlalchemy import event, inspect
 from sqlalchemy.orm import Session, sessionmaker
 
+from .db import on_driver
 from .models import UNCOUNTED, GameRecord
 
 KEEP = 256  # boards kept, the last played (a few kB each)
@@ -91,7 +92,7 @@ class KeptBoards:
             self.noted, self.deleted = None, False
             self.boards.clear()
             return
-        self.noted = session.connection().exec_driver_sql(COUNT).scalar_one()
+        [(self.noted,)], _count = on_driver(session.connection(), COUNT)
 
     def _deleted(self, _session: Session, _instance) -> None:
         self.deleted = True

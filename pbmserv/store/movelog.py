@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 from sqlalchemy import event, insert, select
 from sqlalchemy.orm import Session, object_session
 
-from .db import tables
+from .db import OnDriver, tables
 from .models import GameRecord, Move
 
 KEPT_BYTES = 32 << 20  # about this much memory for the logs kept, of the boards played last
@@ -41,7 +41,7 @@ class Logged(NamedTuple):
 
 
 COLUMNS = [getattr(Move, name) for name in Logged._fields]
-LOG_MOVE = insert(Move.__table__)  # a row, not an object: the ORM's flush of it cost as much as the board's
+LOG_MOVE = OnDriver(insert(Move.__table__))  # a row, not an object: the ORM's flush of it cost as much as the board's
 
 
 class Kept(NamedTuple):
@@ -119,7 +119,7 @@ def append(record: GameRecord, **values: Any) -> Logged:
     moves = log_of(record)
     logged = Logged(number=len(moves) + 1, **values)
     session = object_session(record)
-    tables(session).execute(LOG_MOVE, dict(game_id=record.id, **logged._asdict()))
+    LOG_MOVE.run(tables(session), dict(game_id=record.id, **logged._asdict()))
     if "moves" in record.__dict__:  # loaded: read again when next asked for, with this row
         session.expire(record, ["moves"])
     moves.append(logged)

@@ -12,7 +12,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..mail.loopguard import clean_text, header_address, parse_bytes
-from .db import tables
+from .db import OnDriver, tables
 from .models import Inbound, Outbound
 from .repo import fixed_setting
 
@@ -68,10 +68,11 @@ def message_keys(raw: bytes) -> Keys:
 inbound = Inbound.__table__.c
 STORED_UNDER = select(inbound.id, inbound.message_id, inbound.raw).where(  # no expanding IN: it compiles anew
     inbound.message_id.in_([bindparam("bare"), bindparam("own")]))  # each time; a missing bare key is NULL
-STORE = {name: insert(Inbound.__table__).values(
+FIND_STORED = OnDriver(STORED_UNDER)
+STORE = {name: OnDriver(insert(Inbound.__table__).values(
     message_id=bindparam("message_id"), raw=bindparam("raw"), envelope_from=bindparam("envelope_from"),
     received_at=bindparam("received_at"), status="queued", error="", attempts=0, masked=False)
-    .on_conflict_do_nothing(index_elements=["message_id"]).returning(inbound.id)
+    .on_conflict_do_nothing(index_elements=["message_id"]).returning(inbound.id))
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
 QUEUED_INBOUND = select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id)
 DUE = bindparam("now", type_=Outbound.next_attempt_at.type)
@@ -87,7 +88,7 @@ def stored_copy(connection: Connection, raw: bytes, keys: Keys | None = None) ->
     """(The id of the mail already stored that `raw` duplicates or None, the key to
     store `raw` under); `keys` are its `message_keys` if known."""
     keys = keys or message_keys(raw)
-    return copy_among(connection.execute(STORED_UNDER, {"bare": keys[0], "own": keys[1]}).all(), keys)
+    return copy_among(FIND_STORED.run(connection, {"bare": keys[0], "own": keys[1]})[0], keys)
 
 
 def copy_among(rows, keys: Keys) -> tuple[int | None, str]:
@@ -122,10 +123,10 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
         existing, key = stored_copy(connection, raw, keys)
         if existing is not None:
             return existing, False
-        stored = connection.scalar(store, dict(message_id=key, raw=raw, envelope_from=envelope_from,
-                                               received_at=received_at))
-        if stored is not None:
-            return stored, True
+        stored, _count = store.run(connection, dict(message_id=key, raw=raw, envelope_from=envelope_from,
+                                                    received_at=received_at))
+        if stored:
+            return stored[0][0], True
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 

@@ -14,7 +14,7 @@ from sqlalchemy.orm import Session, joinedload
 from sqlalchemy.orm.attributes import instance_state, set_committed_value
 from sqlalchemy.orm.exc import StaleDataError
 
-from .db import tables
+from .db import OnDriver, tables
 from .kept import keep_board, kept_board
 from .models import Address, GameRecord, RateEvent, Seat, Setting, User
 
@@ -60,21 +60,20 @@ class SenderFacts:
 
 # Statements every mail runs, built once: building and keying a statement costs about
 # as much as running it.
-SENDER_FACTS = select(
+SENDER_FACTS = OnDriver(select(
     select(Address.id).where(Address.address_key == bindparam("reply_to"), Address.confirmed).exists(),
     select(Address.id).where(Address.address_key == bindparam("sender"), Address.failures > 0).exists(),
     select(func.count(RateEvent.id)).where(RateEvent.kind == "wrong-password", RateEvent.key == bindparam("key"),
                                           RateEvent.at > bindparam("since", type_=RateEvent.at.type))
-    .scalar_subquery())
+    .scalar_subquery()))
 CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("bounced"), Address.failures > 0)
                  .values(failures=0).execution_options(synchronize_session="fetch"))
 
 
 def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
     """The facts of `SenderFacts` in one statement."""
-    found = tables(session).execute(SENDER_FACTS, dict(reply_to=reply_to.lower(), sender=sender.lower(),
-                                                       key=f"address:{sender.lower()}",
-                                                       since=now - PASSWORD_WINDOW)).one()
+    (found,), _count = SENDER_FACTS.run(tables(session), dict(reply_to=reply_to.lower(), sender=sender.lower(),
+                                                      key=f"address:{sender.lower()}", since=now - PASSWORD_WINDOW))
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
 
@@ -109,8 +108,8 @@ def find_game(session: Session, game_type: str, board: int) -> GameRecord | None
 BOARD_COLUMNS = frozenset(GameRecord.__table__.columns.keys()) - {"id", "version"}
 BOARD_ROW = GameRecord.__table__.c
 # built once; the columns set are those of the parameters given
-SAVE_BOARD = update(GameRecord.__table__).where(BOARD_ROW.id == bindparam("board_id"),
-                                                 BOARD_ROW.version == bindparam("board_version"))
+SAVE_BOARD = OnDriver(update(GameRecord.__table__).where(BOARD_ROW.id == bindparam("board_id"),
+                                                          BOARD_ROW.version == bindparam("board_version")))
 
 
 def save_board(session: Session, record: GameRecord) -> None:
@@ -128,9 +127,9 @@ def save_board(session: Session, record: GameRecord) -> None:
     changed = {key: state.dict[key] for key in assigned if state.dict[key] != state.committed_state[key]}
     if changed:
         version = record.version
-        result = session.connection().execute(  # the session's would flush the same changes first
-            SAVE_BOARD, dict(changed, version=version + 1, board_id=record.id, board_version=version))
-        if result.rowcount != 1:
+        _rows, saved = SAVE_BOARD.run(  # the session's would flush the same changes first
+            session.connection(), dict(changed, version=version + 1, board_id=record.id, board_version=version))
+        if saved != 1:
             raise StaleDataError(f"board {record.id} was changed by another transaction (version {version})")
         set_committed_value(record, "version", version + 1)
     if len(assigned) == len(state.committed_state):  # only columns: the board is saved whole
