@@ -223,9 +223,9 @@ class OnDriver:
     session's changes first, `session.connection()` does not.
 
     `run` gives (the rows, [] for a statement that returns none; the rows changed, by
-    a statement run once). The driver's errors are raised as the engine's (`IntegrityError`,
-    `OperationalError`: a lost race is tried again as before), and the engine's
-    `before_cursor_execute` listeners see the statement."""
+    a statement run once). The driver's errors are raised as the engine's
+    (`IntegrityError`, `OperationalError`: a lost race is tried again as before), and
+    the engine's `before_cursor_execute` listeners see the statement."""
 
     def __init__(self, statement):
         self.statement = statement
