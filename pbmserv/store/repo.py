@@ -72,8 +72,9 @@ CLEAR_BOUNCES = (update(Address).where(Address.address_key == bindparam("bounced
 
 def sender_facts(session: Session, sender: str, reply_to: str, now: datetime) -> SenderFacts:
     """The facts of `SenderFacts` in one statement."""
-    (found,), _count = SENDER_FACTS.run(tables(session), dict(reply_to=reply_to.lower(), sender=sender.lower(),
-                                                      key=f"address:{sender.lower()}", since=now - PASSWORD_WINDOW))
+    sender = sender.lower()
+    (found,), _count = SENDER_FACTS.run(tables(session), dict(reply_to=reply_to.lower(), sender=sender,
+                                                              key=f"address:{sender}", since=now - PASSWORD_WINDOW))
     return SenderFacts(bool(found[0]), bool(found[1]), found[2])
 
 
