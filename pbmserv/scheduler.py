@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 
-from sqlalchemy import Row, select
+from sqlalchemy import select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import Session, sessionmaker
 
@@ -29,6 +29,7 @@ from .play import (board_mails, current_state, engine_of, next_deadline, record_
 from .replyto import reply_address
 from .commands.seeks import due_seek, expire
 from .digest import due_digest, send_digest
+from .store.db import OnDriver
 from .store.models import GameRecord, Seek, Setting, User
 from .store.movelog import log_of
 from .store.retention import Retained, retain
@@ -171,9 +172,9 @@ DUE_MOMENTS = (  # the first deadline of an active game, the first digest, the f
     select(User.digest_due).where(User.digest_due.is_not(None)).order_by(User.digest_due).limit(1).scalar_subquery(),
     select(Seek.expires_at).where(Seek.status == "open").order_by(Seek.expires_at).limit(1).scalar_subquery())
 # built once: building and keying them cost more than running them
-EARLIEST_DUE = select(*DUE_MOMENTS)
-DUE_AND_ROBOTS = select(*DUE_MOMENTS, select(GameRecord.id).where(GameRecord.robot_turn,
-                                                                  GameRecord.status == "active").exists())
+EARLIEST_DUE = OnDriver(select(*DUE_MOMENTS))
+DUE_AND_ROBOTS = OnDriver(select(*DUE_MOMENTS, select(GameRecord.id).where(GameRecord.robot_turn,
+                                                                           GameRecord.status == "active").exists()))
 
 
 def earliest_due(sessions: sessionmaker[Session]) -> datetime | None:
@@ -195,8 +196,9 @@ def soonest(moments) -> datetime | None:
     return min((moment for moment in moments if moment is not None), default=None)
 
 
-def read_row(sessions: sessionmaker[Session], statement) -> Row:
+def read_row(sessions: sessionmaker[Session], statement: OnDriver) -> tuple:
     """The one row of a statement that reads tables, on a connection of the sessions'
     engine: a session around it cost as much again (175 against 86 us on SQLite)."""
     with sessions.kw["bind"].connect() as connection:
-        return connection.execute(statement).one()
+        (row,), _count = statement.run(connection, {})
+        return row

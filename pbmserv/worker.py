@@ -36,7 +36,7 @@ from .mail.parse import CommandLine, recipients, reply_move, strip_subject
 from .render import compile_templates, render
 from .play import current_state, engine_of
 from .replyto import token_seat
-from .store.db import tables
+from .store.db import OnDriver, tables
 from .store.kept import KeptBoards
 from .store.models import ChangeCount, Inbound
 from .store.queue import queued_inbound
@@ -154,8 +154,7 @@ class Worker:
         another worker began meanwhile is its (several workers on PostgreSQL), and must
         not be counted twice for one start."""
         with self.sessions.begin() as session:
-            started = {inbound_id: starts for inbound_id, starts in
-                       tables(session).execute(START, {"ids": inbound_ids, "seen": seen})}
+            started = dict(START.run(tables(session), {"ids": inbound_ids, "seen": seen})[0])
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
             if dying:
                 log.error("mails %s %s", dying, SET_ASIDE)
@@ -187,15 +186,16 @@ inbound = Inbound.__table__.c
 STARTABLE = (select(inbound.id).where(inbound.id.in_(IDS), inbound.status == "queued",
                                       inbound.attempts == bindparam("seen"))
              .with_for_update(skip_locked=True))
-START = (update(Inbound.__table__).where(inbound.id.in_(STARTABLE)).values(attempts=inbound.attempts + 1)
-         .returning(inbound.id, inbound.attempts))
-CLAIM = (update(Inbound.__table__).where(inbound.id.in_(IDS), inbound.status == "queued")
-         .values(status="done", processed_at=inbound.received_at)
-         .returning(inbound.id, inbound.message_id, inbound.raw, inbound.envelope_from, inbound.received_at,
-                    inbound.error, inbound.attempts, inbound.masked))
-# the same, with the count of written rows as the claim found it (`store/kept.py`)
-CLAIM_COUNTED = CLAIM.returning(select(ChangeCount.count).where(ChangeCount.id == 1).scalar_subquery()
-                                .label("change_count"))
+START = OnDriver(update(Inbound.__table__).where(inbound.id.in_(STARTABLE)).values(attempts=inbound.attempts + 1)
+                 .returning(inbound.id, inbound.attempts))
+CLAIMING = (update(Inbound.__table__).where(inbound.id.in_(IDS), inbound.status == "queued")
+            .values(status="done", processed_at=inbound.received_at)
+            .returning(inbound.id, inbound.message_id, inbound.raw, inbound.envelope_from, inbound.received_at,
+                       inbound.error, inbound.attempts, inbound.masked))
+CLAIMED = list(CLAIMING.exported_columns.keys())  # the columns of a claimed row, in order
+CLAIM = OnDriver(CLAIMING)
+# the same, with the count of written rows as the claim found it (`store/kept.py`) after them
+CLAIM_COUNTED = OnDriver(CLAIMING.returning(select(ChangeCount.count).where(ChangeCount.id == 1).scalar_subquery()))
 
 
 def claim(session: Session, inbound_ids: list[int], kept: KeptBoards | None = None) -> list[Inbound]:
@@ -210,13 +210,12 @@ def claim(session: Session, inbound_ids: list[int], kept: KeptBoards | None = No
     locked it for that moment. Locked until the transaction ends: another worker's
     start skips them meanwhile. With `kept`, the count of written rows comes with
     them, and what it keeps is checked against it before anything is read."""
-    found = tables(session).execute(CLAIM if kept is None else CLAIM_COUNTED, {"ids": inbound_ids}).all()
+    found, _count = (CLAIM if kept is None else CLAIM_COUNTED).run(tables(session), {"ids": inbound_ids})
     if kept is not None:
-        kept.check(found[0].change_count if found else None)
+        kept.check(found[0][len(CLAIMED)] if found else None)
     rows = []
-    for values in sorted(found, key=lambda values: values.id):
-        values = values._asdict()
-        values.pop("change_count", None)
+    for values in sorted(found, key=lambda values: values[0]):
+        values = dict(zip(CLAIMED, values))  # without the count after them
         row = Inbound(status="done", processed_at=values["received_at"], **values)
         make_transient_to_detached(row)  # as if loaded: only what changes from here on is written
         session.add(row)

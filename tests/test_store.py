@@ -92,6 +92,34 @@ def test_a_statement_on_the_driver_writes_what_the_engine_writes(serve_url):
     sessions.kw["bind"].dispose()
 
 
+def test_a_statement_on_the_driver_reads_what_the_engine_reads(serve_url):
+    """An expanding IN is written out for each call's list, and the rows' columns come
+    back converted as the engine converts them (a DateTime, a Boolean, JSON), whether
+    read in a transaction or on an engine's connection outside one."""
+    sessions = open_database(serve_url)
+    returned = (Outbound.id, Outbound.created_at, Outbound.draft, Outbound.raw, Outbound.next_attempt_at)
+    wanted = bindparam("wanted", expanding=True)
+    retry = (update(Outbound.__table__).where(Outbound.message_id.in_(wanted))
+             .values(attempts=Outbound.attempts + 1).returning(*returned))
+    read = select(*returned, select(Outbound.id).where(Outbound.attempts > 0).exists()).order_by(Outbound.id)
+    with sessions.begin() as session:
+        session.execute(insert(Outbound.__table__), [outbound_row(f"<{n}@x>", {"n": n}) for n in range(3)])
+    for ids in (["<0@x>", "<2@x>"], ["<1@x>"], []):
+        with sessions.begin() as session:
+            by_driver = OnDriver(retry).run(tables(session), {"wanted": ids})
+            session.rollback()
+        with sessions.begin() as session:
+            by_engine = tables(session).execute(retry, {"wanted": ids}).all()
+        assert [tuple(row) for row in by_driver[0]] == [tuple(row) for row in by_engine]
+        assert by_driver[1] == len(ids)
+    with sessions.kw["bind"].connect() as connection:
+        by_driver = [tuple(row) for row in OnDriver(read).run(connection, {})[0]]
+        by_engine = [tuple(row) for row in connection.execute(read)]
+    assert by_driver == by_engine
+    assert by_driver[0][1:] == (datetime(2026, 12, 7, 10, 30, 1, 123456), {"n": 0}, b"\x00bytes\xff", None, True)
+    sessions.kw["bind"].dispose()
+
+
 def test_a_statement_on_the_driver_returns_rows_counts_and_the_engines_errors(serve_url):
     """Rows and changed-row counts as the engine gives them (a board's save checks its
     count); a duplicate key raises the engine's IntegrityError, which the worker

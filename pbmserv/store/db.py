@@ -194,24 +194,50 @@ class DriverStatement:
     of the driver's own: for a statement at every mail where the engine's execution
     path costs many times the work (120 against 10 us a SELECT on SQLite, 2026-12-04).
     Its parameters are converted as the engine would (a JSON column's value encoded, a
-    DateTime written as SQLite stores it); its rows are the driver's, unconverted."""
+    DateTime written as SQLite stores it), and so are the columns of its rows (a
+    DateTime read back, a Boolean from SQLite's 0 and 1): the same values as the
+    engine's rows, as plain tuples. An expanding `IN` is written out for each call's
+    list (`construct_expanded_state`, 7 us)."""
 
     def __init__(self, statement, dialect, column_keys: list[str] | None = None):
         self.compiled = statement.compile(dialect=dialect, column_keys=column_keys)
         self.sql = str(self.compiled)
         self.names = self.compiled.positiontup  # None for a driver that takes them by name
+        self.expanding = bool(self.compiled.post_compile_params)
         self.conversions = [(name, convert) for bind, name in self.compiled.bind_names.items()
                             if (convert := bind.type.dialect_impl(dialect).bind_processor(dialect))]
+        self.readings = [(index, convert) for index, column in enumerate(statement.exported_columns)
+                         if (convert := column.type.dialect_impl(dialect).result_processor(dialect, None))]
 
-    def parameters(self, params: dict):
-        values = self.compiled.construct_params(params)
-        for name, convert in self.conversions:
+    def bound(self, params: dict) -> tuple[str, list | dict]:
+        """The SQL for `params` and its parameters as the driver takes them."""
+        if self.expanding:
+            state = self.compiled.construct_expanded_state(params)
+            values = state.parameters
+            conversions = [(name, convert) for name, convert in state.processors.items() if name in values]
+            sql, names = state.statement, state.positiontup
+        else:
+            values = self.compiled.construct_params(params)
+            conversions, sql, names = self.conversions, self.sql, self.names
+        for name, convert in conversions:
             values[name] = convert(values[name])
-        return values if self.names is None else [values[name] for name in self.names]
+        return sql, values if names is None else [values[name] for name in names]
+
+    def read(self, rows: list) -> list:
+        """The driver's rows with their columns converted."""
+        if not self.readings:
+            return rows
+        converted = []
+        for row in rows:
+            row = list(row)
+            for index, convert in self.readings:
+                row[index] = convert(row[index])
+            converted.append(tuple(row))
+        return converted
 
     def rows(self, cursor, params: dict) -> list:
-        cursor.execute(self.sql, self.parameters(params))
-        return cursor.fetchall()
+        cursor.execute(*self.bound(params))
+        return self.read(cursor.fetchall())
 
 
 class OnDriver:
@@ -219,8 +245,9 @@ class OnDriver:
     the session's (a `DriverStatement` for each set of parameter names): the engine's
     execution path added 20-30 us to the 4 a SELECT takes on the driver (2026-12-07).
     On PostgreSQL it goes through the engine, which also knows when psycopg's
-    connection is lost. `connection` is a session's: `tables(session)` flushes the
-    session's changes first, `session.connection()` does not.
+    connection is lost. `connection` is a session's (`tables(session)` flushes the
+    session's changes first, `session.connection()` does not), or an engine's for a
+    read outside any transaction.
 
     `run` gives (the rows, [] for a statement that returns none; the rows changed, by
     a statement run once). The driver's errors are raised as the engine's
@@ -241,9 +268,11 @@ class OnDriver:
         driver = self.compiled.get(keys)
         if driver is None:
             driver = self.compiled[keys] = DriverStatement(self.statement, dialect, list(keys))
-        values = [driver.parameters(each) for each in params] if many else driver.parameters(params)
-        return on_driver(connection, driver.sql, values, many)
-
+        if many:
+            rows, count = on_driver(connection, driver.sql, [driver.bound(each)[1] for each in params], True)
+        else:
+            rows, count = on_driver(connection, *driver.bound(params))
+        return driver.read(rows), count
 
 def on_driver(connection: Connection, sql: str, values=(), many: bool = False) -> tuple[list, int]:
     """`OnDriver.run` for SQL as the driver takes it, with its parameters converted."""

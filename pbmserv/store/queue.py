@@ -74,7 +74,7 @@ STORE = {name: OnDriver(insert(Inbound.__table__).values(
     received_at=bindparam("received_at"), status="queued", error="", attempts=0, masked=False)
     .on_conflict_do_nothing(index_elements=["message_id"]).returning(inbound.id))
     for name, insert in (("postgresql", postgresql.insert), ("sqlite", sqlite.insert))}
-QUEUED_INBOUND = select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id)
+QUEUED_INBOUND = OnDriver(select(inbound.id, inbound.attempts).where(inbound.status == "queued").order_by(inbound.id))
 DUE = bindparam("now", type_=Outbound.next_attempt_at.type)
 outbound = Outbound.__table__.c
 QUEUED_OUTBOUND = (select(outbound.id, outbound.recipients, outbound.raw, outbound.draft, outbound.message_id,
@@ -132,7 +132,7 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
 
 def queued_inbound(session: Session) -> list[tuple[int, int]]:
     """Waiting mail in arrival order: (id, times a worker began on it)."""
-    return [tuple(row) for row in tables(session).execute(QUEUED_INBOUND)]
+    return [tuple(row) for row in QUEUED_INBOUND.run(tables(session), {})[0]]
 
 
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
