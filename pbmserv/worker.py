@@ -84,8 +84,7 @@ class Worker:
         never begun are played in groups (on SQLite: `self.group`); a mail begun before
         did not finish (the process died on it or on another mail of its group), so it
         is played alone: only a mail that kills the process is ever set aside."""
-        with self.sessions() as session:
-            pending = queued_inbound(session)
+        pending = queued_inbound(self.sessions)
         done = 0
         while pending and not stop():
             group = [inbound_id for inbound_id, _starts in takewhile(lambda mail: mail[1] == 0, pending[:self.group])]
@@ -148,20 +147,20 @@ class Worker:
         begins, so a mail that kills the process (out of memory, a crash in a library)
         is set aside after MAX_STARTS starts instead of looping for ever; those to be
         worked on (not set aside now, not done already, not in another worker's hands),
-        in order. One statement in the common case.
+        in order. One statement in the common case, on an engine's connection (see
+        `enqueue_many`).
 
         Only a mail still begun `seen` times, as the queue was read, is counted: one
         another worker began meanwhile is its (several workers on PostgreSQL), and must
         not be counted twice for one start."""
-        with self.sessions.begin() as session:
-            started = dict(START.run(tables(session), {"ids": inbound_ids, "seen": seen})[0])
+        with self.sessions.kw["bind"].begin() as connection:
+            started = dict(START.run(connection, {"ids": inbound_ids, "seen": seen})[0])
             dying = [inbound_id for inbound_id, starts in started.items() if starts > MAX_STARTS]
             if dying:
                 log.error("mails %s %s", dying, SET_ASIDE)
-                session.execute(update(Inbound).where(Inbound.id.in_(dying))
-                                .values(status="failed", error=SET_ASIDE, attempts=MAX_STARTS,
-                                        processed_at=Inbound.received_at)
-                                .execution_options(synchronize_session=False))
+                connection.execute(update(Inbound.__table__).where(inbound.id.in_(dying))
+                                   .values(status="failed", error=SET_ASIDE, attempts=MAX_STARTS,
+                                           processed_at=inbound.received_at))
         return [inbound_id for inbound_id in inbound_ids if started.get(inbound_id, MAX_STARTS + 1) <= MAX_STARTS]
 
     def _fail(self, inbound_id: int, error: BaseException) -> None:

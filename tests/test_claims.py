@@ -86,8 +86,7 @@ def test_a_worker_plays_the_mails_it_started_even_if_another_locks_them_for_a_mo
         url = databases.new()
         config, sessions = signups(url, worker_module.GROUP)
         worker = worker_module.Worker(open_database(url), config)
-        with sessions() as session:
-            ids = [mail_id for mail_id, _starts in queued_inbound(session)]
+        ids = [mail_id for mail_id, _starts in queued_inbound(sessions)]
         assert worker.start(ids, 0) == ids
         locked, release = threading.Event(), threading.Event()
 

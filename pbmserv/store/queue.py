@@ -109,15 +109,16 @@ def enqueue(sessions: sessionmaker[Session], raw: bytes, received_at: datetime,
 def enqueue_many(sessions: sessionmaker[Session],
                  mails: list[tuple[bytes, datetime, str | None, Keys | None]]) -> list[tuple[int, bool]]:
     """Store raw mails (raw, received_at, envelope_from, its keys if known) durably in
-    one transaction, in order; for each (its id, False) if the same mail was stored before."""
-    with sessions.begin() as session:
-        return [_store(session, *mail) for mail in mails]
+    one transaction, in order; for each (its id, False) if the same mail was stored before.
+    On an engine's connection: it writes no object, and a session's transaction cost
+    as much again as the statements (70 against 31 us for one SELECT on SQLite)."""
+    with sessions.kw["bind"].begin() as connection:
+        return [_store(connection, *mail) for mail in mails]
 
 
-def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: str | None,
+def _store(connection: Connection, raw: bytes, received_at: datetime, envelope_from: str | None,
            keys: Keys | None) -> tuple[int, bool]:
     keys = keys or message_keys(raw)
-    connection = tables(session)
     store = STORE[connection.dialect.name]
     for _attempt in range(3):  # another connection may store a mail under the same key meanwhile
         existing, key = stored_copy(connection, raw, keys)
@@ -130,9 +131,11 @@ def _store(session: Session, raw: bytes, received_at: datetime, envelope_from: s
     raise RuntimeError("could not store the mail under a key of its own")  # the SMTP edge answers 451
 
 
-def queued_inbound(session: Session) -> list[tuple[int, int]]:
-    """Waiting mail in arrival order: (id, times a worker began on it)."""
-    return [tuple(row) for row in QUEUED_INBOUND.run(tables(session), {})[0]]
+def queued_inbound(sessions: sessionmaker[Session]) -> list[tuple[int, int]]:
+    """Waiting mail in arrival order: (id, times a worker began on it); read on an
+    engine's connection, like `enqueue_many`."""
+    with sessions.kw["bind"].connect() as connection:
+        return [tuple(row) for row in QUEUED_INBOUND.run(connection, {})[0]]
 
 
 def queued_outbound(session: Session, now: datetime, limit: int) -> list[Row]:
