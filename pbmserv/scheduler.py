@@ -198,7 +198,8 @@ def soonest(moments) -> datetime | None:
 
 def read_row(sessions: sessionmaker[Session], statement: OnDriver) -> tuple:
     """The one row of a statement that reads tables, on a connection of the sessions'
-    engine: a session around it cost as much again (175 against 86 us on SQLite)."""
+    engine: a session around it cost as much again (175 against 86 us on SQLite), and
+    on SQLite's driver the row takes 27 (2026-12-07)."""
     with sessions.kw["bind"].connect() as connection:
         (row,), _count = statement.run(connection, {})
         return row

@@ -274,6 +274,7 @@ class OnDriver:
             rows, count = on_driver(connection, *driver.bound(params))
         return driver.read(rows), count
 
+
 def on_driver(connection: Connection, sql: str, values=(), many: bool = False) -> tuple[list, int]:
     """`OnDriver.run` for SQL as the driver takes it, with its parameters converted."""
     dbapi = connection.dialect.loaded_dbapi
