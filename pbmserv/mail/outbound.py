@@ -87,8 +87,8 @@ def queue_mails(session: Session, config: Config, mails: list[Mail], key: str, n
 
 # Statements of every board mail, built once: building and keying a statement costs
 # about as much as running it.
-PLAIN_READERS = select(Address.address_key).join(User).where(
-    User.html == false(), Address.address_key.in_(bindparam("addresses", expanding=True)))
+PLAIN_READERS = OnDriver(select(Address.address_key).join(User).where(
+    User.html == false(), Address.address_key.in_(bindparam("addresses", expanding=True))))
 QUEUE_REPLIES = OnDriver(insert(Outbound.__table__))  # the table's: the ORM's bulk path costs as much again
 
 
@@ -97,7 +97,7 @@ def plain_readers(session: Session, mails: list[Mail]) -> set[str]:
     addresses = {address.lower() for mail in mails for address in mail.to}
     if not addresses:
         return set()
-    return set(tables(session).scalars(PLAIN_READERS, {"addresses": list(addresses)}))
+    return {address for (address,) in PLAIN_READERS.run(tables(session), {"addresses": list(addresses)})[0]}
 
 
 def html_pieces(mail: Mail) -> list[list]:
