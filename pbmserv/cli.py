@@ -31,7 +31,7 @@ from .mail.outbound import MaildirTransport, deliver_queued, make_transport
 from .robots.turns import play_robots
 from .scheduler import due_and_robots, earliest_due, keep_alive, run_due
 from .passwords import hash_password
-from .server import ROLES, serve, utcnow
+from .server import ROLES, serve, settle_collector, utcnow
 from .store.db import DatabaseError, make_engine, migrate, open_database
 from .store.models import Address, Inbound, User
 from .store.repo import find_user
@@ -130,6 +130,7 @@ def cmd_replay(args: argparse.Namespace, config: Config) -> int:
         try:
             migrate(engine)
             sessions = sessionmaker(engine, expire_on_commit=False)
+            settle_collector()
             with sessions.begin() as session:
                 install_replay_key(session, config.server.seed)  # replies repeat from run to run
             worker = Worker(sessions, config)

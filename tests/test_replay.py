@@ -69,6 +69,28 @@ def test_replaying_the_same_mailbox_twice_gives_identical_replies(tmp_path):
     assert len(first) > 20 and first == second
 
 
+def test_a_replay_tunes_the_cycle_collector_once(tmp_path):
+    """In a fresh interpreter: replay freezes what it has loaded out of the collector's
+    passes and collects the youngest generation less often (`settle_collector`); a
+    second call changes nothing."""
+    box = write_mbox(tmp_path / "game.mbox", game_mails("superwari", seed=3))
+    script = (
+        "import gc, sys\n"
+        "from pbmserv.cli import main\n"
+        "from pbmserv.server import YOUNGEST_COLLECTED_AT, settle_collector\n"
+        "before = gc.get_threshold()[0]\n"
+        "assert main(['replay', sys.argv[1], '--outbox', sys.argv[2]]) == 0\n"
+        "frozen = gc.get_freeze_count()\n"
+        "kept = [[i] for i in range(1000)]\n"
+        "settle_collector()\n"
+        "print(before, gc.get_threshold()[0] == YOUNGEST_COLLECTED_AT, frozen > 10_000,"
+        " gc.get_freeze_count() == frozen)\n")
+    done = subprocess.run([sys.executable, "-c", script, str(box), str(tmp_path / "outbox")],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split()[-4:] == ["700", "True", "True", "True"]
+
+
 def test_maildir_and_mbox_are_merged_in_date_order(tmp_path, capsys):
     mails = game_mails("wari", seed=4)
     write_mbox(tmp_path / "odd.mbox", mails[1::2])
