@@ -14,7 +14,6 @@ the worker for the sender's.
 from __future__ import annotations
 
 import asyncio
-import gc
 import logging
 import os
 import signal
@@ -40,7 +39,6 @@ DRAIN_SECONDS = 30.0  # how long shutdown waits for a transaction in hand
 # At most one delivery pass this often: under load a pass takes a batch instead of the
 # replies of one mail (on PostgreSQL the worker wakes the sender after every mail).
 SEND_GAP_SECONDS = 0.05
-YOUNGEST_COLLECTED_AT = 10_000  # new objects between two collections of the youngest generation (Python's: 700)
 WORKER_NICENESS = 10  # the worker's process yields the CPU to the listener's: a 250 is awaited, a board mail is not
 
 
@@ -293,7 +291,6 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
     queued. Each stops when the pipe from the one before it closes (a shutdown, or
     that process's death), after its work in hand, so the sender's last pass comes
     after the worker's last mail. The listener stops if another process ends."""
-    settle_collector()
     playing = tuple(role for role in roles if role in PLAYING)
     sending = ("sender",) if "sender" in roles else ()
     engine = sessions.kw["bind"]
@@ -322,20 +319,6 @@ def serve(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...
         os.close(wake)  # the next process finishes its work in hand and stops, and then the one after it
         codes = [os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) for pid in sides.values()]
     return 0 if not any(codes) else 1
-
-
-def settle_collector() -> None:
-    """Tune Python's cycle collector, once in a process, for a long run of small
-    mails. What is loaded by now (modules, configuration, tables) lives as long as
-    the process, so it is frozen out of every collection (after one: no garbage is
-    frozen; a fork then keeps sharing its pages). A mail makes a few thousand objects
-    and few cycles, so the youngest generation is collected every 10,000 new objects,
-    not every 700: the collector took 3.5% of a replay's CPU (2026-12-07)."""
-    if gc.get_threshold()[0] >= YOUNGEST_COLLECTED_AT:
-        return
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(YOUNGEST_COLLECTED_AT, *gc.get_threshold()[1:])
 
 
 def start_side(config: Config, sessions: sessionmaker[Session], roles: tuple[str, ...], woken_by: int,

@@ -76,12 +76,11 @@ def test_a_replay_tunes_the_cycle_collector_once(tmp_path):
     box = write_mbox(tmp_path / "game.mbox", game_mails("superwari", seed=3))
     script = (
         "import gc, sys\n"
-        "from pbmserv.cli import main\n"
-        "from pbmserv.server import YOUNGEST_COLLECTED_AT, settle_collector\n"
+        "from pbmserv.cli import YOUNGEST_COLLECTED_AT, main, settle_collector\n"
         "before = gc.get_threshold()[0]\n"
         "assert main(['replay', sys.argv[1], '--outbox', sys.argv[2]]) == 0\n"
         "frozen = gc.get_freeze_count()\n"
-        "kept = [[i] for i in range(1000)]\n"
+        "made_since = [[i] for i in range(1000)]\n"
         "settle_collector()\n"
         "print(before, gc.get_threshold()[0] == YOUNGEST_COLLECTED_AT, frozen > 10_000,"
         " gc.get_freeze_count() == frozen)\n")
