@@ -5,6 +5,7 @@ player's own mail vanish as a duplicate."""
 
 from __future__ import annotations
 
+import ctypes
 import os
 import re
 import time
@@ -16,6 +17,7 @@ from sqlalchemy import select
 from conftest import make_mail
 from pbmserv import keys
 from pbmserv.config import load_config
+from pbmserv.mail import outbound
 from pbmserv.mail.outbound import (MaildirTransport, MemoryTransport, PermanentFailure, SmtpTransport,
                                    bounced_reply, deliver_queued, make_transport)
 from pbmserv.store.db import open_database
@@ -207,9 +209,10 @@ def test_the_maildir_writes_the_envelope_sender_as_return_path_first(tmp_path):
 
 
 def test_a_reply_whose_file_cannot_be_synced_is_neither_in_new_nor_counted(tmp_path, monkeypatch):
-    """The Maildir writes a batch's files before it syncs the first: a reply whose
-    sync fails is not linked into new/ (a reader must never see a file that may not
-    be on disk), stays queued, and goes out at the next pass; the others go out now."""
+    """Where there is no syncfs, each file is synced alone: a reply whose sync fails
+    is not linked into new/ (a reader must never see a file that may not be on
+    disk), stays queued, and goes out at the next pass; the others go out now."""
+    monkeypatch.setattr(outbound, "SYNCFS", None)
     sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
     queue_replies(sessions, ["p1@example.org", "p2@example.org", "p3@example.org"])
     transport = MaildirTransport(tmp_path / "box")
@@ -223,12 +226,60 @@ def test_a_reply_whose_file_cannot_be_synced_is_neither_in_new_nor_counted(tmp_p
 
     monkeypatch.setattr(os, "fsync", failing_second)
     assert deliver_queued(sessions, transport, NOW) == 2
+    assert len(synced) == 4  # three files, then new/
     assert sorted(path.name for path in (tmp_path / "box" / "tmp").iterdir()) == []
     assert len(list((tmp_path / "box" / "new").iterdir())) == 2
     assert [row.status for row in rows(sessions)] == ["sent", "queued", "sent"]
     monkeypatch.setattr(os, "fsync", real_fsync)
     assert deliver_queued(sessions, transport, NOW + timedelta(hours=1)) == 1
     assert len(list((tmp_path / "box" / "new").iterdir())) == 3
+
+
+needs_syncfs = pytest.mark.skipif(outbound.SYNCFS is None, reason="no syncfs(2) here (Linux only)")
+
+
+@needs_syncfs
+def test_a_batch_of_replies_is_synced_with_two_syncfs_and_no_fsync(tmp_path, monkeypatch):
+    """One syncfs puts a batch's files on disk before any is linked into new/, and
+    one more its links: two disk flushes for the batch, not one a file."""
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["p1@example.org", "p2@example.org", "p3@example.org"])
+    transport = MaildirTransport(tmp_path / "box")
+    calls = []
+
+    def syncfs(fd):
+        calls.append(sorted(os.listdir(tmp_path / "box" / "new")))
+        return real_syncfs(fd)
+
+    real_syncfs = outbound.SYNCFS
+    monkeypatch.setattr(outbound, "SYNCFS", syncfs)
+    monkeypatch.setattr(os, "fsync", lambda fd: pytest.fail("an fsync where syncfs does"))
+    assert deliver_queued(sessions, transport, NOW) == 3
+    assert len(calls) == 2 and calls[0] == [] and len(calls[1]) == 3  # the files first, then the links
+    assert [row.status for row in rows(sessions)] == ["sent", "sent", "sent"]
+
+
+@needs_syncfs
+def test_a_batch_whose_syncfs_fails_stays_queued_and_nothing_is_in_new(tmp_path, monkeypatch):
+    """A failed syncfs may have left any of the batch's files off the disk: none is
+    linked into new/, none counts as delivered, all go out at the next pass."""
+    sessions = open_database(f"sqlite:///{tmp_path / 'd.db'}")
+    queue_replies(sessions, ["p1@example.org", "p2@example.org"])
+    transport = MaildirTransport(tmp_path / "box")
+    real_syncfs = outbound.SYNCFS
+
+    def failing(fd):
+        ctypes.set_errno(5)
+        return -1
+
+    monkeypatch.setattr(outbound, "SYNCFS", failing)
+    assert deliver_queued(sessions, transport, NOW) == 0
+    assert list((tmp_path / "box" / "tmp").iterdir()) == []
+    assert list((tmp_path / "box" / "new").iterdir()) == []
+    assert [(row.status, row.error) for row in rows(sessions)] == [("queued", "OSError: [Errno 5] Input/output error")] * 2
+    monkeypatch.setattr(outbound, "SYNCFS", real_syncfs)
+    assert deliver_queued(sessions, transport, NOW + timedelta(hours=1)) == 2
+    assert len(list((tmp_path / "box" / "new").iterdir())) == 2
 
 
 def test_every_transport_knows_the_server_address(tmp_path):

@@ -10,6 +10,7 @@ claim their own replies (`deliver_queued`).
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import email.utils
 import hashlib
 import io
@@ -18,6 +19,7 @@ import os
 import quopri
 import re
 import smtplib
+import sys
 import weakref
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -318,9 +320,8 @@ class MaildirTransport:
     def deliver_batch(self, replies: list[tuple[list[str], bytes, str, str]]) -> list[Exception | None]:
         """Deliver (recipients, raw, message_id, sender) each; what went wrong with each
         (None: delivered). The folder of read mail is listed once for the batch; every
-        file is written before the first is synced (the first sync then carries the
-        others' blocks, and each disk flush was the listener's to wait behind), linked
-        into `new/` once synced, and `new/` synced once after all its links."""
+        file is written, then all are synced, then linked into `new/`, and the links
+        synced: a reader never sees a file that may not be on disk."""
         read = {name.partition(":")[0] for name in os.listdir(self.cur)}  # moved there by a reader
         failures: list[Exception | None] = [None] * len(replies)
         written = []  # (index, the open file, its path in tmp/, its path in new/)
@@ -331,11 +332,11 @@ class MaildirTransport:
                     written.append((index, *begun))
             except Exception as error:  # noqa: BLE001 - one reply's failure is its own
                 failures[index] = error
+        if self.durable:
+            written = synced(written, failures)
         for index, handle, temporary, final in written:
             try:
-                with handle:
-                    if self.durable:
-                        os.fsync(handle.fileno())
+                handle.close()
                 try:
                     os.link(temporary, final)  # unlike a rename, never replaces a file
                 except FileExistsError:
@@ -349,7 +350,7 @@ class MaildirTransport:
             try:
                 folder = os.open(self.new, os.O_RDONLY)
                 try:
-                    os.fsync(folder)
+                    (sync_filesystem if SYNCFS else os.fsync)(folder)
                 finally:
                     os.close(folder)
             except OSError as error:  # the links may not be on disk: none counts as delivered
@@ -374,6 +375,64 @@ class MaildirTransport:
                 os.unlink(temporary)
             raise
         return handle, temporary, final
+
+
+def _syncfs():
+    """Linux's syncfs(2), or None where there is none."""
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        call = ctypes.CDLL(None, use_errno=True).syncfs
+    except (OSError, AttributeError):
+        return None
+    call.argtypes, call.restype = [ctypes.c_int], ctypes.c_int
+    return call
+
+
+# One sync of the filesystem costs a disk flush, as one file's fsync does; a batch of
+# 100 replies took 20-32 ms of fsyncs and 2 ms of syncfs (2026-12-07), and the sender
+# waited for its fsyncs about 0.6 ms a move, a fifth of serve's pace over one connection.
+SYNCFS = _syncfs()
+
+
+def sync_filesystem(fd: int) -> None:
+    """Everything written to the filesystem holding `fd` on disk (Linux's syncfs).
+    Since Linux 5.8 it reports a failed write-back, as fsync does. It also writes
+    what other programs have left unsynced there: what ext4's journal does for every
+    fsync."""
+    if SYNCFS(fd) != 0:
+        error = ctypes.get_errno()
+        raise OSError(error, os.strerror(error))
+
+
+def synced(written: list, failures: list[Exception | None]) -> list:
+    """Of a batch's files written (index, open file, its path in tmp/, its path in
+    new/), those now on disk; the others are removed and their failures set. One
+    syncfs for them all where there is one, else an fsync each."""
+    if SYNCFS and written:
+        try:
+            sync_filesystem(written[0][1].fileno())
+            return written
+        except OSError as error:
+            return dropped(written, failures, error)
+    kept = []
+    for entry in written:
+        try:
+            os.fsync(entry[1].fileno())
+            kept.append(entry)
+        except Exception as error:  # noqa: BLE001 - one reply's failure is its own
+            dropped([entry], failures, error)
+    return kept
+
+
+def dropped(entries: list, failures: list[Exception | None], error: Exception) -> list:
+    """Close and remove files written (`synced`'s entries) that failed with `error`."""
+    for index, handle, temporary, _final in entries:
+        failures[index] = error
+        handle.close()
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+    return []
 
 
 class SmtpTransport:
