@@ -389,9 +389,9 @@ def _syncfs():
     return call
 
 
-# One sync of the filesystem costs a disk flush, as one file's fsync does; a batch of
-# 100 replies took 20-32 ms of fsyncs and 2 ms of syncfs (2026-12-07), and the sender
-# waited for its fsyncs about 0.6 ms a move, a fifth of serve's pace over one connection.
+# One sync of the filesystem costs a disk flush, as one file's fsync does: a batch of
+# 100 replies took 20-32 ms of fsyncs and 2 ms of syncfs, and serve's sender waited
+# about 0.6 ms a move for its fsyncs (2026-12-07, docs/performance.md).
 SYNCFS = _syncfs()
 
 
